@@ -1,0 +1,62 @@
+// One attempt of a run: put the caller's process into a new transient scope, then say it may exec.
+//
+// Write order (each step durable before the next):
+//   1. intent record: state "launching", attempt, unit name with its nonce, boot id, owner;
+//   2. StartTransientUnit(PIDs=[pid], KillMode=control-group, TimeoutStopUSec=grace), wait for the
+//      job's JobRemoved with result "done";
+//   3. read InvocationID, ControlGroup and ActiveState; check the pid's "0::" line in /proc/PID/cgroup
+//      is that cgroup and the unit is active (systemd can silently move a pid, issue 26925, and a
+//      scope can briefly go inactive, issue 36781); read the cgroup id;
+//   4. running record: invocation id, cgroup, cgroup id, state "running";
+//   5. reply. Only now does the caller exec its command.
+// If any step fails the caller gets a named error and does not exec, and the record says "failed".
+#pragma once
+
+#include "deps.h"
+#include "record.h"
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace nerve {
+
+struct ContainRequest {
+  std::string run;
+  pid_t pid = 0;
+  std::uint64_t grace_usec = 0;
+  bool keep = false;
+  Owner owner;
+};
+
+struct ContainReply {
+  std::string unit;
+  std::string invocation_id;
+  std::string cgroup;
+  unsigned attempt = 0;
+};
+
+class ContainOp : public std::enable_shared_from_this<ContainOp> {
+ public:
+  using Done = std::function<void(std::optional<ContainReply>, std::optional<BusError>)>;
+  static void start(Deps& deps, ContainRequest req, unsigned attempt, Done done);
+
+ private:
+  ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done done);
+  void begin();
+  void on_started(JobOutcome job);
+  void fail(const char* name, std::string message);
+  bool save(const char* step);
+
+  Deps& deps_;
+  ContainRequest req_;
+  Record record_;
+  Done done_;
+  bool intent_saved_ = false;
+  std::shared_ptr<ContainOp> self_;
+};
+
+}  // namespace nerve

@@ -1,0 +1,160 @@
+#include "daemon.h"
+
+#include "cgroup.h"
+#include "cgroup_watch.h"
+#include "cgroups.h"
+#include "event_loop.h"
+#include "host.h"
+#include "lifecycle.h"
+#include "manager_object.h"
+#include "run_store.h"
+#include "systemd.h"
+
+#include <sdbus-c++/sdbus-c++.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace nerve {
+
+namespace {
+
+struct Options {
+  std::string runs_dir;
+  int ready_fd = -1;
+  bool verbose = false;
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "Usage: nerved [--runs-dir DIR] [--ready-fd FD] [--verbose]\n"
+               "\n"
+               "Keeps every run of a workflow in its own systemd user scope and reaps it completely.\n"
+               "Owns org.nerve.Lifecycle1 on the session bus.\n"
+               "\n"
+               "  --runs-dir DIR  where run records live (default $XDG_STATE_HOME/nerve/runs)\n"
+               "  --ready-fd FD   write \"READY\\n\" to FD and close it once the bus name is owned\n"
+               "  --verbose       log debug lines\n");
+}
+
+bool parse(int argc, char** argv, Options& o, int& exit_code) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "nerved: %s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (a == "--runs-dir") {
+      const char* v = value("--runs-dir");
+      if (!v) return exit_code = 2, false;
+      o.runs_dir = v;
+    } else if (a == "--ready-fd") {
+      const char* v = value("--ready-fd");
+      if (!v) return exit_code = 2, false;
+      o.ready_fd = std::atoi(v);
+    } else if (a == "--verbose") {
+      o.verbose = true;
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return exit_code = 0, false;
+    } else {
+      std::fprintf(stderr, "nerved: unknown argument '%s'\n", a.c_str());
+      usage(stderr);
+      return exit_code = 2, false;
+    }
+  }
+  if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
+  if (o.runs_dir.front() != '/') {
+    std::fprintf(stderr, "nerved: --runs-dir must be an absolute path, not '%s'\n", o.runs_dir.c_str());
+    return exit_code = 2, false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int daemon_main(int argc, char** argv) {
+  Options opt;
+  int code = 0;
+  if (!parse(argc, argv, opt, code)) return code;
+  auto logger = spdlog::stderr_color_mt("nerved");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("nerved[%P]: %l: %v");
+  spdlog::set_level(opt.verbose ? spdlog::level::debug : spdlog::level::info);
+
+  try {
+    // Signals become events on the loop: TERM and INT end nerved cleanly (runs keep running).
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+    Fd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+
+    RunStore store(opt.runs_dir);
+    std::string boot_id = read_boot_id();
+    std::string unavailable;
+    auto root = cgroup_root();
+    if (!root)
+      unavailable = "no cgroup2 hierarchy is mounted on this machine (see /proc/self/mountinfo); nerve needs "
+                    "cgroup v2 to contain runs, and starts no command without it";
+
+    auto bus = sdbus::createSessionBusConnection();
+    EventLoop loop;
+    CgroupWatcher watcher(loop);
+    RealCgroups cgroups(root.value_or("/sys/fs/cgroup"), watcher);
+    SdbusSystemd systemd(*bus);
+    Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, boot_id, unavailable});
+    ManagerObject object(*bus, lifecycle);
+    loop.attach_bus(*bus);
+    loop.watch_fd(sigfd.get(), EPOLLIN, [&](std::uint32_t) {
+      signalfd_siginfo si{};
+      while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
+        spdlog::info("signal {}: stopping; runs keep running and are found again at the next start",
+                     strsignal(static_cast<int>(si.ssi_signo)));
+        loop.stop();
+      }
+    });
+    try {
+      bus->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
+      return 1;
+    }
+    std::string version_error;
+    std::string version = systemd.version(&version_error);
+    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}, systemd {}", kBusName,
+                 store.path(), boot_id, root.value_or("(none)"),
+                 version.empty() ? "unreachable (" + version_error + ")" : version);
+    if (!unavailable.empty()) spdlog::error("{}", unavailable);
+    if (opt.ready_fd >= 0) {
+      (void)!::write(opt.ready_fd, "READY\n", 6);
+      ::close(opt.ready_fd);
+    }
+    loop.run();
+    bus->releaseName(kBusName);
+    return 0;
+  } catch (const sdbus::Error& e) {
+    spdlog::error("{}: {}", e.getName(), e.getMessage());
+    if (e.getName().find("NoReply") == std::string::npos && std::getenv("DBUS_SESSION_BUS_ADDRESS") == nullptr)
+      spdlog::error("DBUS_SESSION_BUS_ADDRESS is not set: nerved needs a session bus");
+    return 1;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace nerve

@@ -1,0 +1,8 @@
+// nerved's whole program: options, start-up in order, the event loop. daemon/main.cpp calls it.
+#pragma once
+
+namespace nerve {
+
+int daemon_main(int argc, char** argv);
+
+}  // namespace nerve

@@ -1,0 +1,30 @@
+// What the lifecycle operations need from the outside world, in one bundle. Each member is an
+// interface (or the run store) so unit tests can replace systemd, the cgroup tree and the clock.
+#pragma once
+
+#include "cgroups.h"
+#include "event_loop.h"
+#include "run_store.h"
+#include "systemd.h"
+
+#include <string>
+
+namespace nerve {
+
+struct Deps {
+  Systemd& systemd;
+  Cgroups& cgroups;
+  Timers& timers;
+  RunStore& store;
+  std::string boot_id;
+  // Why containment cannot work on this machine (e.g. no cgroup2), or "". Contain then refuses.
+  std::string unavailable;
+};
+
+// A named bus error (org.nerve.Lifecycle1.Error.*) on its way to a caller.
+struct BusError {
+  std::string name;
+  std::string message;
+};
+
+}  // namespace nerve

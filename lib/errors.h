@@ -1,0 +1,33 @@
+// Named bus errors of org.nerve.Lifecycle1 and the helpers that raise them.
+//
+// Every error nerved returns over the bus has a name under org.nerve.Lifecycle1.Error and a message
+// that quotes the value at fault and says what to do. docs/dbus-api.md lists them all.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nerve::error {
+
+inline constexpr const char* kPrefix = "org.nerve.Lifecycle1.Error.";
+inline constexpr const char* InvalidRunId = "org.nerve.Lifecycle1.Error.InvalidRunId";
+inline constexpr const char* InvalidArgument = "org.nerve.Lifecycle1.Error.InvalidArgument";
+inline constexpr const char* NoSuchRun = "org.nerve.Lifecycle1.Error.NoSuchRun";
+inline constexpr const char* RunFinished = "org.nerve.Lifecycle1.Error.RunFinished";
+inline constexpr const char* ContainmentUnavailable = "org.nerve.Lifecycle1.Error.ContainmentUnavailable";
+inline constexpr const char* RecordFailed = "org.nerve.Lifecycle1.Error.RecordFailed";
+inline constexpr const char* ScopeFailed = "org.nerve.Lifecycle1.Error.ScopeFailed";
+inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
+
+// Raises sdbus::Error(name, message). In a method handler it becomes the error reply.
+[[noreturn]] void raise(const char* name, const std::string& message);
+
+}  // namespace nerve::error
+
+namespace nerve {
+
+// 'value' in single quotes, with control characters, quotes and backslashes escaped (\n, \x01, ...),
+// so that a bad value is shown exactly and cannot break the line it is printed on.
+std::string quote_value(std::string_view value);
+
+}  // namespace nerve

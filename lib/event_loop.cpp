@@ -1,0 +1,118 @@
+#include "event_loop.h"
+
+#include <sdbus-c++/IConnection.h>
+#include <sys/epoll.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+namespace nerve {
+
+EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
+  if (!epoll_) throw std::system_error(errno, std::generic_category(), "epoll_create1");
+}
+
+EventLoop::~EventLoop() = default;
+
+void EventLoop::attach_bus(sdbus::IConnection& bus) {
+  bus_ = &bus;
+  auto pd = bus.getEventLoopPollData();
+  bus_fd_ = pd.fd;
+  bus_events_ = static_cast<std::uint32_t>(pd.events);
+  epoll_event ev{};
+  ev.events = bus_events_;
+  ev.data.fd = bus_fd_;
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, bus_fd_, &ev) < 0)
+    throw std::system_error(errno, std::generic_category(), "epoll_ctl(bus)");
+}
+
+void EventLoop::watch_fd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> fn) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  int op = fds_.count(fd) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+  if (::epoll_ctl(epoll_.get(), op, fd, &ev) < 0)
+    throw std::system_error(errno, std::generic_category(), "epoll_ctl(watch)");
+  fds_[fd] = std::make_shared<std::function<void(std::uint32_t)>>(std::move(fn));
+}
+
+void EventLoop::unwatch_fd(int fd) {
+  if (fds_.erase(fd)) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
+TimerId EventLoop::add_timer(Clock::duration after, std::function<void()> fn) {
+  TimerId id = next_timer_++;
+  auto at = Clock::now() + after;
+  timers_.emplace(at, std::make_pair(id, std::move(fn)));
+  timer_index_[id] = at;
+  return id;
+}
+
+void EventLoop::cancel_timer(TimerId id) {
+  auto it = timer_index_.find(id);
+  if (it == timer_index_.end()) return;
+  auto range = timers_.equal_range(it->second);
+  for (auto t = range.first; t != range.second; ++t)
+    if (t->second.first == id) {
+      timers_.erase(t);
+      break;
+    }
+  timer_index_.erase(it);
+}
+
+void EventLoop::process_bus() {
+  if (!bus_) return;
+  while (bus_->processPendingRequest()) {
+  }
+}
+
+void EventLoop::run() {
+  stopping_ = false;
+  epoll_event events[32];
+  while (!stopping_) {
+    // The bus may hold already-read messages (timeout 0) or want POLLOUT: ask it every turn.
+    int timeout_ms = -1;
+    if (bus_) {
+      auto pd = bus_->getEventLoopPollData();
+      if (static_cast<std::uint32_t>(pd.events) != bus_events_) {
+        bus_events_ = static_cast<std::uint32_t>(pd.events);
+        epoll_event ev{};
+        ev.events = bus_events_;
+        ev.data.fd = bus_fd_;
+        ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, bus_fd_, &ev);
+      }
+      timeout_ms = pd.getPollTimeout();
+    }
+    if (!timers_.empty()) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(timers_.begin()->first - Clock::now());
+      int t = left.count() < 0 ? 0 : static_cast<int>(left.count());
+      timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+    }
+    int n = ::epoll_wait(epoll_.get(), events, 32, timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "epoll_wait");
+    }
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == bus_fd_) continue;
+      auto it = fds_.find(fd);
+      if (it == fds_.end()) continue;
+      auto fn = it->second;  // keeps the callback alive if it unwatches itself
+      (*fn)(events[i].events);
+    }
+    // Always: the bus may have queued messages while a callback made a call, or a call timed out.
+    process_bus();
+    // Timers due now, in order; a callback may add or cancel timers.
+    auto now = Clock::now();
+    while (!timers_.empty() && timers_.begin()->first <= now) {
+      auto node = timers_.extract(timers_.begin());
+      timer_index_.erase(node.mapped().first);
+      node.mapped().second();
+    }
+  }
+}
+
+}  // namespace nerve

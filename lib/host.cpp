@@ -1,0 +1,84 @@
+#include "host.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace nerve {
+
+std::string read_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(in >> id)) throw std::runtime_error("cannot read /proc/sys/kernel/random/boot_id");
+  std::string out;
+  for (char c : id)
+    if (c != '-') out += c;
+  if (out.size() != 32) throw std::runtime_error("unexpected boot id '" + id + "'");
+  return out;
+}
+
+std::optional<std::string> proc_cgroup(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  return std::nullopt;
+}
+
+namespace {
+// The fields of /proc/PID/stat after the command name (field 3 onwards).
+std::optional<std::vector<std::string>> stat_fields(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 1));
+  std::vector<std::string> fields;
+  std::string f;
+  while (rest >> f) fields.push_back(f);
+  return fields;
+}
+}  // namespace
+
+std::optional<std::uint64_t> proc_start_time(pid_t pid) {
+  auto f = stat_fields(pid);
+  if (!f || f->size() < 20) return std::nullopt;
+  return std::stoull((*f)[19]);  // field 22
+}
+
+std::optional<pid_t> proc_parent(pid_t pid) {
+  auto f = stat_fields(pid);
+  if (!f || f->size() < 2) return std::nullopt;
+  return static_cast<pid_t>(std::stol((*f)[1]));  // field 4
+}
+
+std::string hex(const std::uint8_t* data, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::vector<std::uint8_t> buf(bytes);
+  std::size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::getrandom(buf.data() + got, bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("getrandom failed");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return hex(buf.data(), bytes);
+}
+
+}  // namespace nerve

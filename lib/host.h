@@ -1,0 +1,30 @@
+// Facts about this machine and its processes, read from /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nerve {
+
+// /proc/sys/kernel/random/boot_id without dashes (32 hex digits). Throws std::runtime_error.
+std::string read_boot_id();
+
+// The path of the "0::" line of /proc/PID/cgroup (the cgroup2 membership), or nullopt.
+std::optional<std::string> proc_cgroup(pid_t pid);
+
+// Field 22 of /proc/PID/stat (start time in clock ticks after boot), or nullopt if gone.
+std::optional<std::uint64_t> proc_start_time(pid_t pid);
+
+// The parent pid (field 4 of /proc/PID/stat), or nullopt if gone.
+std::optional<pid_t> proc_parent(pid_t pid);
+
+// 'bytes' random bytes from getrandom(2), as lowercase hex.
+std::string random_hex(std::size_t bytes);
+
+// 16 raw bytes as 32 lowercase hex digits.
+std::string hex(const std::uint8_t* data, std::size_t n);
+
+}  // namespace nerve

@@ -1,0 +1,53 @@
+// One reap of one attempt's scope: decide (reap_decision.h), then stop and confirm empty.
+//
+// Stop: watch the cgroup's cgroup.events first, then StopUnit (systemd sends TERM to every process of
+// the scope, KillMode=control-group, and SIGKILL after the scope's TimeoutStopUSec, which is the
+// launch's grace: systemd 252 does not let it be changed on a running scope), then wait on events:
+// the cgroup becoming empty ("populated 0", or the folder gone) ends the reap as complete. If processes
+// remain when the reap's grace is over (so a reap grace shorter than the launch's wins): KillUnit(all, SIGKILL); one second later, cgroup.kill through a
+// checked folder fd; if the cgroup is still not empty kKillWait after the grace, the reap ends as
+// pending_retry and names the pids left. No step sleeps; every wait is a watch or a timer.
+#pragma once
+
+#include "deps.h"
+#include "reap_decision.h"
+#include "record.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace nerve {
+
+inline constexpr auto kCgroupKillAfter = std::chrono::seconds(1);
+inline constexpr auto kKillWait = std::chrono::seconds(10);
+
+class ReapOp : public std::enable_shared_from_this<ReapOp> {
+ public:
+  using Done = std::function<void(Receipt)>;
+  // grace_usec 0: the record's grace.
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done);
+
+ private:
+  ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done);
+  void begin();
+  void stop_scope(const std::string& cgroup);
+  void kill_cgroup();
+  void check_empty();
+  void on_grace_over();
+  void finish(Outcome outcome, std::string error);
+
+  Deps& deps_;
+  Record record_;
+  std::uint64_t grace_usec_;
+  Done done_;
+  Clock::time_point started_;
+  std::string cgroup_;
+  int watch_ = -1;
+  std::vector<TimerId> timers_;
+  bool finished_ = false;
+  bool killed_ = false;
+  std::shared_ptr<ReapOp> self_;  // alive until finish()
+};
+
+}  // namespace nerve

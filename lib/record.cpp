@@ -1,0 +1,162 @@
+#include "record.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+
+namespace nerve {
+
+using nlohmann::json;
+
+std::string to_string(RunState s) {
+  switch (s) {
+    case RunState::Launching: return "launching";
+    case RunState::Running: return "running";
+    case RunState::Failed: return "failed";
+    case RunState::Reaping: return "reaping";
+    case RunState::Reaped: return "reaped";
+  }
+  return "unknown";
+}
+
+std::optional<RunState> run_state_from(std::string_view s) {
+  for (auto st : {RunState::Launching, RunState::Running, RunState::Failed, RunState::Reaping,
+                  RunState::Reaped})
+    if (to_string(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Complete: return "complete";
+    case Outcome::NoScope: return "no_scope";
+    case Outcome::Refused: return "refused";
+    case Outcome::PendingRetry: return "pending_retry";
+  }
+  return "unknown";
+}
+
+std::optional<Outcome> outcome_from(std::string_view s) {
+  for (auto o : {Outcome::Complete, Outcome::NoScope, Outcome::Refused, Outcome::PendingRetry})
+    if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+std::string to_json_text(const Record& r) {
+  json j = {{"version", r.version},
+            {"run", r.run},
+            {"attempt", r.attempt},
+            {"unit", r.unit},
+            {"nonce", r.nonce},
+            {"boot_id", r.boot_id},
+            {"invocation_id", r.invocation_id},
+            {"cgroup", r.cgroup},
+            {"cgroup_id", r.cgroup_id},
+            {"state", to_string(r.state)},
+            {"leader_pid", r.leader_pid},
+            {"grace_usec", r.grace_usec},
+            {"keep", r.keep},
+            {"owner", {{"kind", r.owner.kind}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}}},
+            {"created_at", r.created_at},
+            {"updated_at", r.updated_at}};
+  return j.dump(2) + "\n";
+}
+
+std::string to_json_text(const Receipt& r) {
+  json j = {{"version", r.version},
+            {"run", r.run},
+            {"attempt", r.attempt},
+            {"unit", r.unit},
+            {"invocation_id", r.invocation_id},
+            {"outcome", to_string(r.outcome)},
+            {"error", r.error},
+            {"killed", r.killed},
+            {"duration_usec", r.duration_usec},
+            {"reaped_at", r.reaped_at}};
+  return j.dump(2) + "\n";
+}
+
+namespace {
+json parse_versioned(const std::string& text, const char* what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw RecordCorrupt(std::string(what) + " is not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw RecordCorrupt(std::string(what) + " is not a JSON object");
+  if (!j.contains("version") || !j["version"].is_number_integer())
+    throw RecordCorrupt(std::string(what) + " has no version");
+  if (j["version"].get<int>() != kRecordVersion)
+    throw RecordCorrupt(std::string(what) + " has unknown version " + j["version"].dump());
+  return j;
+}
+
+template <typename T>
+T field(const json& j, const char* name, const char* what) {
+  try {
+    return j.at(name).get<T>();
+  } catch (const json::exception&) {
+    throw RecordCorrupt(std::string(what) + " lacks a valid '" + name + "'");
+  }
+}
+}  // namespace
+
+Record parse_record(const std::string& text) {
+  const char* what = "lifecycle.json";
+  json j = parse_versioned(text, what);
+  Record r;
+  r.run = field<std::string>(j, "run", what);
+  r.attempt = field<unsigned>(j, "attempt", what);
+  r.unit = field<std::string>(j, "unit", what);
+  r.nonce = field<std::string>(j, "nonce", what);
+  r.boot_id = field<std::string>(j, "boot_id", what);
+  r.invocation_id = field<std::string>(j, "invocation_id", what);
+  r.cgroup = field<std::string>(j, "cgroup", what);
+  r.cgroup_id = field<std::uint64_t>(j, "cgroup_id", what);
+  auto st = run_state_from(field<std::string>(j, "state", what));
+  if (!st) throw RecordCorrupt("lifecycle.json has an unknown state " + j["state"].dump());
+  r.state = *st;
+  r.leader_pid = field<int>(j, "leader_pid", what);
+  r.grace_usec = field<std::uint64_t>(j, "grace_usec", what);
+  r.keep = field<bool>(j, "keep", what);
+  const json owner = j.value("owner", json::object());
+  r.owner.kind = owner.value("kind", "none");
+  r.owner.pid = owner.value("pid", 0);
+  r.owner.start_time = owner.value("start_time", std::uint64_t{0});
+  r.created_at = j.value("created_at", "");
+  r.updated_at = j.value("updated_at", "");
+  return r;
+}
+
+Receipt parse_receipt(const std::string& text) {
+  const char* what = "receipt.json";
+  json j = parse_versioned(text, what);
+  Receipt r;
+  r.run = field<std::string>(j, "run", what);
+  r.attempt = field<unsigned>(j, "attempt", what);
+  r.unit = field<std::string>(j, "unit", what);
+  r.invocation_id = field<std::string>(j, "invocation_id", what);
+  auto o = outcome_from(field<std::string>(j, "outcome", what));
+  if (!o) throw RecordCorrupt("receipt.json has an unknown outcome " + j["outcome"].dump());
+  r.outcome = *o;
+  r.error = field<std::string>(j, "error", what);
+  r.killed = j.value("killed", false);
+  r.duration_usec = j.value("duration_usec", std::uint64_t{0});
+  r.reaped_at = j.value("reaped_at", "");
+  return r;
+}
+
+std::string now_rfc3339() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm {};
+  ::gmtime_r(&ts.tv_sec, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[64];
+  std::snprintf(out, sizeof out, "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
+  return out;
+}
+
+}  // namespace nerve

@@ -1,0 +1,82 @@
+// lifecycle.json and receipt.json: what nerved keeps on disk for each run.
+//
+// The record (lifecycle.json) is the run's life: written as an intent (state "launching") before the
+// scope is asked for, completed (state "running": invocation id, cgroup, cgroup id) before the command
+// may exec, fenced (state "reaping") when a reap starts, and closed (state "reaped") when a final
+// receipt is written. The receipt (receipt.json) is the reap's outcome. docs/records.md describes both.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace nerve {
+
+inline constexpr int kRecordVersion = 1;
+
+enum class RunState { Launching, Running, Failed, Reaping, Reaped };
+std::string to_string(RunState s);
+std::optional<RunState> run_state_from(std::string_view s);
+
+// A run whose state is Reaping or Reaped is final: no new attempt may start.
+inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
+
+struct Owner {
+  std::string kind;  // "process" (pid + start_time) or "none"
+  int pid = 0;
+  std::uint64_t start_time = 0;  // field 22 of /proc/PID/stat, clock ticks since boot
+};
+
+struct Record {
+  int version = kRecordVersion;
+  std::string run;
+  unsigned attempt = 1;
+  std::string unit;
+  std::string nonce;
+  std::string boot_id;
+  std::string invocation_id;  // 32 hex digits once running
+  std::string cgroup;         // ControlGroup, relative to the cgroup2 root
+  std::uint64_t cgroup_id = 0;  // inode number of the cgroup folder
+  RunState state = RunState::Launching;
+  int leader_pid = 0;  // the pid that was contained (and then exec'd the command)
+  std::uint64_t grace_usec = 0;
+  bool keep = false;
+  Owner owner;
+  std::string created_at;  // RFC 3339, UTC
+  std::string updated_at;
+};
+
+enum class Outcome { Complete, NoScope, Refused, PendingRetry };
+std::string to_string(Outcome o);
+std::optional<Outcome> outcome_from(std::string_view s);
+// complete, no_scope and refused are final: nothing more will be done for the run.
+inline bool is_final(Outcome o) { return o != Outcome::PendingRetry; }
+
+struct Receipt {
+  int version = kRecordVersion;
+  std::string run;
+  unsigned attempt = 0;
+  std::string unit;
+  std::string invocation_id;
+  Outcome outcome = Outcome::PendingRetry;
+  std::string error;          // empty for complete; the reason otherwise
+  bool killed = false;        // processes were left after the grace and were SIGKILLed
+  std::uint64_t duration_usec = 0;
+  std::string reaped_at;
+};
+
+class RecordCorrupt : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string to_json_text(const Record& r);
+std::string to_json_text(const Receipt& r);
+// Throw RecordCorrupt for text that is not JSON, lacks a field, or has an unknown version.
+Record parse_record(const std::string& text);
+Receipt parse_receipt(const std::string& text);
+
+std::string now_rfc3339();
+
+}  // namespace nerve

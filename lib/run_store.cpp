@@ -1,0 +1,119 @@
+#include "run_store.h"
+
+#include "durable_file.h"
+#include "run_id.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace nerve {
+
+namespace {
+constexpr const char* kRecordFile = "lifecycle.json";
+constexpr const char* kReceiptFile = "receipt.json";
+}  // namespace
+
+RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
+  while (path_.size() > 1 && path_.back() == '/') path_.pop_back();
+  dir_ = open_dir_path(path_, true);
+  ::fchmod(dir_.get(), 0700);
+}
+
+Fd RunStore::open_run(const std::string& run, bool create) const {
+  // Callers check run ids; this is the last line of defence against a name that leaves the folder.
+  if (run_id_problem(run)) throw FsError("refusing run folder name", run, EINVAL);
+  return open_dir_at(dir_.get(), run, create, run_path(run));
+}
+
+std::optional<Record> RunStore::load(const std::string& run) const {
+  Fd dir;
+  try {
+    dir = open_run(run, false);
+  } catch (const FsError& e) {
+    if (e.err() == ENOENT) return std::nullopt;
+    throw;
+  }
+  auto text = read_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
+  if (!text) return std::nullopt;
+  Record r = parse_record(*text);
+  if (r.run != run) throw RecordCorrupt("lifecycle.json names run '" + r.run + "', not its folder");
+  return r;
+}
+
+std::optional<Receipt> RunStore::load_receipt(const std::string& run) const {
+  Fd dir;
+  try {
+    dir = open_run(run, false);
+  } catch (const FsError& e) {
+    if (e.err() == ENOENT) return std::nullopt;
+    throw;
+  }
+  auto text = read_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
+  if (!text) return std::nullopt;
+  return parse_receipt(*text);
+}
+
+void RunStore::save(const Record& record) const {
+  Fd dir = open_run(record.run, true);
+  write_file_atomic(dir.get(), kRecordFile, to_json_text(record),
+                    run_path(record.run) + "/" + kRecordFile);
+}
+
+void RunStore::save_receipt(const Receipt& receipt) const {
+  Fd dir = open_run(receipt.run, true);
+  write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt),
+                    run_path(receipt.run) + "/" + kReceiptFile);
+}
+
+std::vector<std::string> RunStore::runs(std::vector<std::string>* skipped) const {
+  std::vector<std::string> out;
+  int fd = ::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw FsError("cannot open folder", path_, errno);
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    throw FsError("cannot read folder", path_, errno);
+  }
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (name.front() == '.') continue;  // our own temporary files and quarantine
+    struct stat st {};
+    if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      if (skipped) skipped->push_back(run_path(name) + " is a symlink");
+      continue;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      if (skipped) skipped->push_back(run_path(name) + " is not a folder");
+      continue;
+    }
+    if (auto why = run_id_problem(name)) {
+      if (skipped) skipped->push_back(run_path(name) + ": " + *why);
+      continue;
+    }
+    out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string default_runs_dir() {
+  if (const char* s = std::getenv("XDG_STATE_HOME"); s && *s == '/') return std::string(s) + "/nerve/runs";
+  const char* home = std::getenv("HOME");
+  std::string h = home && *home ? home : "";
+  if (h.empty()) {
+    if (auto* pw = ::getpwuid(::getuid())) h = pw->pw_dir;
+  }
+  return h + "/.local/state/nerve/runs";
+}
+
+}  // namespace nerve

@@ -1,0 +1,46 @@
+// The runs folder: one folder per run, holding lifecycle.json and, once reaped, receipt.json.
+//
+// Everything below the runs folder is opened relative to the runs folder's fd with O_NOFOLLOW, and
+// only under names that are valid run ids, so nothing outside it is ever created, read or replaced.
+// Folders are 0700 and files 0600; writes are atomic and durable (durable_file.h).
+#pragma once
+
+#include "fd.h"
+#include "record.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+class RunStore {
+ public:
+  // Makes (0700) and opens 'runs_dir'. Throws FsError.
+  explicit RunStore(std::string runs_dir);
+
+  const std::string& path() const { return path_; }
+  std::string run_path(const std::string& run) const { return path_ + "/" + run; }
+
+  // nullopt when the run has no record. Throws RecordCorrupt or FsError.
+  std::optional<Record> load(const std::string& run) const;
+  std::optional<Receipt> load_receipt(const std::string& run) const;
+  // Both create the run's folder when needed. Throw FsError.
+  void save(const Record& record) const;
+  void save_receipt(const Receipt& receipt) const;
+
+  // The names of the run folders, sorted. Entries that are not folders named by a valid run id
+  // (symlinks included) are left out and described in 'skipped'.
+  std::vector<std::string> runs(std::vector<std::string>* skipped = nullptr) const;
+
+ private:
+  Fd open_run(const std::string& run, bool create) const;
+
+  std::string path_;
+  Fd dir_;
+};
+
+// $XDG_STATE_HOME/nerve/runs, or ~/.local/state/nerve/runs.
+std::string default_runs_dir();
+
+}  // namespace nerve

@@ -2,6 +2,7 @@
 
 #include "durable_file.h"
 #include "errors.h"
+#include "fault.h"
 #include "host.h"
 #include "reap_decision.h"
 #include "run_id.h"
@@ -50,12 +51,14 @@ void ContainOp::begin() {
     return fail(error::InvalidRunId, "run id " + quote_value(req_.run) + " does not make a valid unit name");
   if (!save("intent")) return;
   intent_saved_ = true;
+  fault_point("after-intent");
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec};
   auto self = self_;
   deps_.systemd.start_scope(spec, [this, self](JobOutcome job) { on_started(std::move(job)); });
 }
 
 void ContainOp::on_started(JobOutcome job) {
+  fault_point("after-start");
   if (!job.ok) {
     std::string why = job.error.empty() ? "its job ended with result '" + job.result + "'" : job.error;
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " + quote_value(record_.run) +
@@ -82,6 +85,7 @@ void ContainOp::on_started(JobOutcome job) {
   record_.cgroup_id = *id;
   record_.state = RunState::Running;
   if (!save("running")) return;
+  fault_point("after-running");
   spdlog::info("run {} attempt {}: pid {} contained in {} (invocation {}, cgroup {})", record_.run,
                record_.attempt, req_.pid, record_.unit, record_.invocation_id, record_.cgroup);
   ContainReply reply{record_.unit, record_.invocation_id, record_.cgroup, record_.attempt};

@@ -7,6 +7,7 @@
 #include "host.h"
 #include "lifecycle.h"
 #include "manager_object.h"
+#include "owners.h"
 #include "run_store.h"
 #include "systemd.h"
 
@@ -116,7 +117,8 @@ int daemon_main(int argc, char** argv) {
     CgroupWatcher watcher(loop);
     RealCgroups cgroups(root.value_or("/sys/fs/cgroup"), watcher);
     SdbusSystemd systemd(*bus);
-    Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, boot_id, unavailable});
+    PidfdOwnerWatch owners(loop);
+    Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable});
     ManagerObject object(*bus, lifecycle);
     loop.attach_bus(*bus);
     loop.watch_fd(sigfd.get(), EPOLLIN, [&](std::uint32_t) {
@@ -126,6 +128,13 @@ int daemon_main(int argc, char** argv) {
                      strsignal(static_cast<int>(si.ssi_signo)));
         loop.stop();
       }
+    });
+    // Reconcile before owning the name: every unfinished run is queued first, so no launch of it can
+    // be answered before its record is looked at (the calls of one run are serialised).
+    lifecycle.reconcile([](std::vector<ReconcileLine> lines) {
+      std::size_t acted = 0;
+      for (auto& l : lines) acted += l.action != "final";
+      spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something", lines.size(), acted);
     });
     try {
       bus->requestName(kBusName);

@@ -4,6 +4,7 @@
 
 #include "cgroups.h"
 #include "event_loop.h"
+#include "owners.h"
 #include "run_store.h"
 #include "systemd.h"
 
@@ -16,6 +17,7 @@ struct Deps {
   Cgroups& cgroups;
   Timers& timers;
   RunStore& store;
+  OwnerWatch& owners;
   std::string boot_id;
   // Why containment cannot work on this machine (e.g. no cgroup2), or "". Contain then refuses.
   std::string unavailable;

@@ -17,6 +17,8 @@ inline constexpr const char* RunFinished = "org.nerve.Lifecycle1.Error.RunFinish
 inline constexpr const char* ContainmentUnavailable = "org.nerve.Lifecycle1.Error.ContainmentUnavailable";
 inline constexpr const char* RecordFailed = "org.nerve.Lifecycle1.Error.RecordFailed";
 inline constexpr const char* ScopeFailed = "org.nerve.Lifecycle1.Error.ScopeFailed";
+inline constexpr const char* RunNotFinished = "org.nerve.Lifecycle1.Error.RunNotFinished";
+inline constexpr const char* RunBusy = "org.nerve.Lifecycle1.Error.RunBusy";
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
 
 // Raises sdbus::Error(name, message). In a method handler it becomes the error reply.

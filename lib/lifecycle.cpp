@@ -2,27 +2,55 @@
 
 #include "durable_file.h"
 #include "errors.h"
+#include "fault.h"
 #include "run_id.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 namespace nerve {
 
 std::optional<Record> Lifecycle::load(const std::string& run, std::optional<BusError>* err) {
   try {
     return deps_.store.load(run);
+  } catch (const RecordCorrupt& e) {
+    std::string moved = quarantine(run);
+    *err = BusError{error::RecordFailed, "the record of run " + quote_value(run) + " was unreadable (" + e.what() +
+                                             ") and was moved to " + moved + "; try again"};
   } catch (const std::exception& e) {
     *err = BusError{error::RecordFailed, "the record of run " + quote_value(run) + " under " +
                                              deps_.store.run_path(run) + " cannot be read: " + e.what()};
-    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string Lifecycle::quarantine(const std::string& run) {
+  try {
+    std::string to = deps_.store.quarantine(run);
+    spdlog::error("run {}: unreadable record moved to {}", run, to);
+    return to;
+  } catch (const FsError& e) {
+    spdlog::error("run {}: unreadable record cannot be moved aside: {}", run, e.what());
+    return "(nowhere: " + std::string(e.what()) + ")";
   }
 }
 
+// ---- launch ---------------------------------------------------------------------------------------
+
 void Lifecycle::contain(ContainRequest req, ContainDone done) {
   std::string run = req.run;
-  queue_.submit(run, [this, req = std::move(req), done = std::move(done)](std::function<void()> release) mutable {
-    contain_locked(std::move(req), [done = std::move(done), release](auto reply, auto err) {
+  queue_.submit(run, [this, run, req = std::move(req), done = std::move(done)](std::function<void()> release) mutable {
+    contain_locked(std::move(req), [this, run, done = std::move(done), release](auto reply, auto err) {
+      if (reply) {
+        // From now on the run ends with its owner (unless --keep).
+        try {
+          if (auto rec = deps_.store.load(run)) watch_owner(*rec);
+        } catch (const std::exception& e) {
+          spdlog::error("run {}: cannot read the record back to watch its owner: {}", run, e.what());
+        }
+      }
       release();
       done(std::move(reply), std::move(err));
     });
@@ -50,6 +78,7 @@ void Lifecycle::contain_locked(ContainRequest req, ContainDone done) {
 
   // A relaunch: the engine recreated its client. The earlier attempt's scope must be gone first.
   Record old = *prior;
+  deps_.owners.unwatch(old.run);
   spdlog::info("run {}: attempt {} ({}) is {}; reaping it before attempt {}", old.run, old.attempt, old.unit,
                to_string(old.state), old.attempt + 1);
   ReapOp::start(deps_, old, 0, [this, old, req = std::move(req), done = std::move(done)](Receipt r) mutable {
@@ -63,6 +92,19 @@ void Lifecycle::contain_locked(ContainRequest req, ContainDone done) {
     ContainOp::start(deps_, std::move(req), old.attempt + 1, std::move(done));
   });
 }
+
+void Lifecycle::watch_owner(const Record& record) {
+  if (record.keep || record.state != RunState::Running) return;
+  std::string run = record.run;
+  deps_.owners.watch(run, record.owner, [this, run, owner = record.owner] {
+    spdlog::info("run {}: owner pid {} is gone; reaping the run", run, owner.pid);
+    reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
+      if (err) spdlog::error("run {}: reap after owner exit failed: {}", run, err->message);
+    });
+  });
+}
+
+// ---- reap -----------------------------------------------------------------------------------------
 
 void Lifecycle::reap(const std::string& run, std::uint64_t grace_usec, ReapDone done) {
   queue_.submit(run, [this, run, grace_usec, done = std::move(done)](std::function<void()> release) mutable {
@@ -88,19 +130,27 @@ void Lifecycle::reap_locked(const std::string& run, std::uint64_t grace_usec, Re
       spdlog::warn("run {}: receipt unreadable ({}); reaping again", run, e.what());
     }
   }
+  final_reap(std::move(*record), grace_usec, std::move(done));
+}
+
+void Lifecycle::final_reap(Record record, std::uint64_t grace_usec, ReapDone done) {
+  deps_.owners.unwatch(record.run);
   // The fence: from here on, the run is final, whatever happens to this reap.
-  record->state = RunState::Reaping;
-  record->updated_at = now_rfc3339();
-  try {
-    deps_.store.save(*record);
-  } catch (const FsError& e) {
-    return done(std::nullopt, BusError{error::RecordFailed, std::string("cannot fence run ") + quote_value(run) +
-                                                                " before reaping it: " + e.what()});
+  if (record.state != RunState::Reaping) {
+    record.state = RunState::Reaping;
+    record.updated_at = now_rfc3339();
+    try {
+      deps_.store.save(record);
+    } catch (const FsError& e) {
+      return done(std::nullopt, BusError{error::RecordFailed, std::string("cannot fence run ") + quote_value(record.run) +
+                                                                  " before reaping it: " + e.what()});
+    }
   }
-  Record rec = *record;
-  ReapOp::start(deps_, rec, grace_usec, [this, rec, done = std::move(done)](Receipt receipt) mutable {
+  ReapOp::start(deps_, record, grace_usec, [this, rec = record, done = std::move(done)](Receipt receipt) mutable {
     spdlog::info("run {} attempt {} unit {} invocation {}: reap {}{}", rec.run, rec.attempt, rec.unit,
-                 rec.invocation_id, to_string(receipt.outcome), receipt.error.empty() ? "" : ": " + receipt.error);
+                 rec.invocation_id.empty() ? "-" : rec.invocation_id, to_string(receipt.outcome),
+                 receipt.error.empty() ? "" : ": " + receipt.error);
+    fault_point("before-receipt");
     try {
       deps_.store.save_receipt(receipt);
       if (is_final(receipt.outcome)) {
@@ -110,13 +160,148 @@ void Lifecycle::reap_locked(const std::string& run, std::uint64_t grace_usec, Re
       }
     } catch (const FsError& e) {
       spdlog::error("run {}: cannot write the receipt: {}", rec.run, e.what());
+      schedule_retry(rec.run);
       return done(std::nullopt, BusError{error::RecordFailed, "run " + quote_value(rec.run) + " was reaped (" +
                                                                   to_string(receipt.outcome) +
                                                                   ") but its receipt cannot be written: " + e.what()});
     }
+    if (is_final(receipt.outcome)) {
+      if (auto it = retries_.find(rec.run); it != retries_.end()) {
+        deps_.timers.cancel_timer(it->second.first);
+        retries_.erase(it);
+      }
+    } else {
+      schedule_retry(rec.run);
+    }
     done(std::move(receipt), std::nullopt);
   });
 }
+
+void Lifecycle::schedule_retry(const std::string& run) {
+  auto& slot = retries_[run];
+  Clock::duration delay = slot.second == Clock::duration::zero() ? Clock::duration(kRetryFirst)
+                                                                 : std::min<Clock::duration>(slot.second * 2, kRetryMax);
+  if (slot.first) deps_.timers.cancel_timer(slot.first);
+  slot.second = delay;
+  spdlog::info("run {}: reap pending; next try in {} ms", run,
+               std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+  slot.first = deps_.timers.add_timer(delay, [this, run] {
+    if (auto it = retries_.find(run); it != retries_.end()) it->second.first = 0;
+    reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
+      if (err) spdlog::error("run {}: retried reap failed: {}", run, err->message);
+    });
+  });
+}
+
+// ---- reconcile ------------------------------------------------------------------------------------
+
+void Lifecycle::reconcile(ReconcileDone done) {
+  std::vector<std::string> skipped;
+  std::vector<std::string> runs;
+  try {
+    runs = deps_.store.runs(&skipped);
+  } catch (const FsError& e) {
+    spdlog::error("reconcile: {}", e.what());
+  }
+  struct Pass {
+    std::vector<ReconcileLine> lines;
+    std::size_t pending = 0;
+    ReconcileDone done;
+  };
+  auto pass = std::make_shared<Pass>();
+  pass->done = std::move(done);
+  for (const auto& why : skipped) {
+    spdlog::warn("reconcile: skipped {}", why);
+    pass->lines.push_back({"", "skipped", why});
+  }
+  pass->pending = runs.size() + 1;
+  auto finish_one = [pass] {
+    if (--pass->pending == 0) pass->done(std::move(pass->lines));
+  };
+  for (const auto& run : runs) {
+    queue_.submit(run, [this, run, pass, finish_one](std::function<void()> release) {
+      reconcile_locked(run, [pass, finish_one, release](ReconcileLine line) {
+        if (line.action != "final")
+          spdlog::info("reconcile: run {}: {}{}", line.run, line.action, line.detail.empty() ? "" : ": " + line.detail);
+        pass->lines.push_back(std::move(line));
+        release();
+        finish_one();
+      });
+    });
+  }
+  finish_one();
+}
+
+void Lifecycle::reconcile_locked(const std::string& run, std::function<void(ReconcileLine)> done) {
+  std::optional<Record> record;
+  try {
+    record = deps_.store.load(run);
+  } catch (const RecordCorrupt& e) {
+    return done({run, "quarantined", std::string(e.what()) + "; moved to " + quarantine(run)});
+  } catch (const std::exception& e) {
+    return done({run, "skipped", e.what()});
+  }
+  if (!record) return done({run, "skipped", "no lifecycle.json"});
+  Record rec = std::move(*record);
+  auto reaped = [done, run](const char* why) {
+    return [done, run, why](std::optional<Receipt> r, std::optional<BusError> err) {
+      if (err) return done({run, "reaped", std::string(why) + "; " + err->message});
+      done({run, "reaped", std::string(why) + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});
+    };
+  };
+  switch (rec.state) {
+    case RunState::Reaped:
+      return done({run, "final", ""});
+    case RunState::Reaping:
+      return final_reap(std::move(rec), 0, reaped("its reap had not finished"));
+    default:
+      break;
+  }
+  if (rec.boot_id != deps_.boot_id) return final_reap(std::move(rec), 0, reaped("recorded in another boot"));
+  bool owner_alive = deps_.owners.alive(rec.owner);
+  if (!owner_alive && !rec.keep)
+    return final_reap(std::move(rec), 0, reaped(("owner pid " + std::to_string(rec.owner.pid) + " is gone").c_str()));
+  if (rec.state == RunState::Running) {
+    if (rec.keep) return done({run, "kept", "launched with --keep; reap it explicitly"});
+    watch_owner(rec);
+    return done({run, "adopted", "owner pid " + std::to_string(rec.owner.pid) + " is alive; watching it"});
+  }
+  // launching or failed, owner alive: that attempt never ran its command. Clean its scope, if any, but
+  // do not fence: the engine may launch the run again.
+  ReapOp::start(deps_, rec, 0, [this, rec, done, run](Receipt r) mutable {
+    if (r.outcome != Outcome::PendingRetry && rec.state != RunState::Failed) {
+      rec.state = RunState::Failed;
+      rec.updated_at = now_rfc3339();
+      try {
+        deps_.store.save(rec);
+      } catch (const FsError& e) {
+        spdlog::error("run {}: {}", run, e.what());
+      }
+    }
+    done({run, "cleaned", "attempt " + std::to_string(rec.attempt) + " never started its command: " +
+                              to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
+  });
+}
+
+void Lifecycle::forget(const std::string& run) {
+  require_valid_run_id(run);
+  if (queue_.busy(run)) error::raise(error::RunBusy, "run " + quote_value(run) + " has a call in progress; try again");
+  std::optional<BusError> err;
+  auto record = load(run, &err);
+  if (err) error::raise(err->name.c_str(), err->message);
+  if (!record) error::raise(error::NoSuchRun, "no run " + quote_value(run) + " (no record under " + deps_.store.run_path(run) + ")");
+  if (record->state != RunState::Reaped)
+    error::raise(error::RunNotFinished, "run " + quote_value(run) + " is " + to_string(record->state) +
+                                            "; reap it before forgetting it");
+  try {
+    deps_.store.remove(run);
+  } catch (const FsError& e) {
+    error::raise(error::RecordFailed, std::string("cannot remove run ") + quote_value(run) + ": " + e.what());
+  }
+  spdlog::info("run {}: forgotten", run);
+}
+
+// ---- queries --------------------------------------------------------------------------------------
 
 std::string Lifecycle::status_json(const std::string& run) {
   require_valid_run_id(run);

@@ -1,9 +1,11 @@
-// The lifecycle of runs: what nerved does for each bus call, without the bus.
+// The lifecycle of runs: what nerved does for each bus call, and on its own, without the bus.
 //
 // Lifecycle checks input, serialises the calls of one run (run_queue.h), decides between a first
 // attempt, a relaunch and a refusal, and hands the work to ContainOp (contain.h) and ReapOp
-// (reaper.h). It writes receipts and moves records through their states (record.h). Errors reach the
-// caller as BusError values with names from errors.h. manager_object.h puts this on the bus.
+// (reaper.h). It writes receipts and moves records through their states (record.h, docs/records.md).
+// It also acts without being asked: it reaps a run when its owner exits (owners.h), retries
+// pending_retry reaps with back-off, and reconciles every unfinished record at startup. Errors reach
+// the caller as BusError values named in errors.h. manager_object.h puts this on the bus.
 #pragma once
 
 #include "contain.h"
@@ -12,6 +14,7 @@
 #include "run_queue.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@
 namespace nerve {
 
 inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
+inline constexpr auto kRetryFirst = std::chrono::seconds(1);
+inline constexpr auto kRetryMax = std::chrono::minutes(5);
 
 struct RunSummary {
   std::string run;
@@ -27,17 +32,30 @@ struct RunSummary {
   std::string outcome;  // "" while there is no receipt
 };
 
+// One line of a reconciliation pass: what was done for one run.
+struct ReconcileLine {
+  std::string run;
+  std::string action;  // reaped, adopted, kept, cleaned, final, quarantined, skipped
+  std::string detail;  // the outcome and its reason, or why nothing was done
+};
+
 class Lifecycle {
  public:
   explicit Lifecycle(Deps deps) : deps_(std::move(deps)) {}
 
   using ContainDone = ContainOp::Done;
   using ReapDone = std::function<void(std::optional<Receipt>, std::optional<BusError>)>;
+  using ReconcileDone = std::function<void(std::vector<ReconcileLine>)>;
 
   // req.run must be valid (require_valid_run_id) and req.pid set from the caller's credentials.
   void contain(ContainRequest req, ContainDone done);
   // Final reap of 'run'. grace_usec 0: the grace given at launch.
   void reap(const std::string& run, std::uint64_t grace_usec, ReapDone done);
+  // Every record without a final receipt, once, idempotently (startup and `nervectl reconcile`).
+  // Runs are submitted to their queues at once, so no launch of a run is answered before its line.
+  void reconcile(ReconcileDone done);
+  // Removes a final run's files, so its id can be used again. Throws sdbus::Error (named).
+  void forget(const std::string& run);
 
   // status_json and list throw sdbus::Error (named) for bad input.
   std::string status_json(const std::string& run);
@@ -46,13 +64,19 @@ class Lifecycle {
   Deps& deps() { return deps_; }
 
  private:
-  // Loads the record, turning corruption into a named error.
   std::optional<Record> load(const std::string& run, std::optional<BusError>* err);
   void contain_locked(ContainRequest req, ContainDone done);
   void reap_locked(const std::string& run, std::uint64_t grace_usec, ReapDone done);
+  void final_reap(Record record, std::uint64_t grace_usec, ReapDone done);
+  void reconcile_locked(const std::string& run, std::function<void(ReconcileLine)> done);
+  void watch_owner(const Record& record);
+  void schedule_retry(const std::string& run);
+  // Moves an unreadable lifecycle.json aside; returns where it went.
+  std::string quarantine(const std::string& run);
 
   Deps deps_;
   RunQueue queue_;
+  std::map<std::string, std::pair<TimerId, Clock::duration>> retries_;
 };
 
 }  // namespace nerve

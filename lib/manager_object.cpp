@@ -1,7 +1,7 @@
 #include "manager_object.h"
 
 #include "errors.h"
-#include "host.h"
+#include "owners.h"
 #include "run_id.h"
 
 #include <spdlog/spdlog.h>
@@ -53,13 +53,7 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
     }
   }
   // The owner of a run started by a wrapper is the wrapper's parent: the engine that ran it.
-  if (auto ppid = proc_parent(pid)) {
-    req.owner.kind = "process";
-    req.owner.pid = *ppid;
-    req.owner.start_time = proc_start_time(*ppid).value_or(0);
-  } else {
-    req.owner.kind = "none";
-  }
+  req.owner = owner_of(pid);
   auto shared = std::make_shared<sdbus::Result<std::string, std::string, std::string, uint32_t>>(std::move(result));
   lifecycle_.contain(std::move(req), [shared](std::optional<ContainReply> reply, std::optional<BusError> err) {
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
@@ -76,6 +70,18 @@ void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::
     shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
   });
 }
+
+void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) {
+  auto shared = std::make_shared<sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>>(
+      std::move(result));
+  lifecycle_.reconcile([shared](std::vector<ReconcileLine> lines) {
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
+    for (auto& l : lines) out.emplace_back(l.run, l.action, l.detail);
+    shared->returnResults(out);
+  });
+}
+
+void ManagerObject::Forget(const std::string& run) { lifecycle_.forget(run); }
 
 std::string ManagerObject::GetRun(const std::string& run) { return lifecycle_.status_json(run); }
 

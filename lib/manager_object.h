@@ -22,6 +22,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   void Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result, std::string run,
                uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) override;
   void Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) override;
+  void Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) override;
+  void Forget(const std::string& run) override;
   std::string GetRun(const std::string& run) override;
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
   std::string RunsDirectory() override;

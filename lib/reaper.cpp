@@ -1,5 +1,7 @@
 #include "reaper.h"
 
+#include "fault.h"
+
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -59,6 +61,7 @@ void ReapOp::stop_scope(const std::string& cgroup) {
     }
     check_empty();
   });
+  fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
   timers_.push_back(deps_.timers.add_timer(grace, [this] {
     if (finished_ || !deps_.cgroups.populated(cgroup_)) return;

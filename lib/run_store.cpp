@@ -72,6 +72,32 @@ void RunStore::save_receipt(const Receipt& receipt) const {
                     run_path(receipt.run) + "/" + kReceiptFile);
 }
 
+std::string RunStore::quarantine(const std::string& run) const {
+  Fd dir = open_run(run, false);
+  Fd q = open_dir_at(dir_.get(), ".quarantine", true, path_ + "/.quarantine");
+  std::string stamp = now_rfc3339();
+  std::string base = run + "." + stamp;
+  std::string target = base + ".lifecycle.json";
+  if (::renameat(dir.get(), kRecordFile, q.get(), target.c_str()) < 0 && errno != ENOENT)
+    throw FsError("cannot move aside", run_path(run) + "/" + kRecordFile, errno);
+  if (::renameat(dir.get(), kReceiptFile, q.get(), (base + ".receipt.json").c_str()) < 0 && errno != ENOENT)
+    throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
+  ::fsync(q.get());
+  ::fsync(dir.get());
+  return path_ + "/.quarantine/" + target;
+}
+
+void RunStore::remove(const std::string& run) const {
+  {
+    Fd dir = open_run(run, false);
+    remove_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
+    remove_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
+  }
+  if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)
+    throw FsError("cannot remove folder", run_path(run), errno);
+  ::fsync(dir_.get());
+}
+
 std::vector<std::string> RunStore::runs(std::vector<std::string>* skipped) const {
   std::vector<std::string> out;
   int fd = ::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -29,6 +29,12 @@ class RunStore {
   void save(const Record& record) const;
   void save_receipt(const Receipt& receipt) const;
 
+  // Moves the run's lifecycle.json (and receipt.json) into <runs-dir>/.quarantine/, named by run and
+  // time; returns the new path of the record. Throws FsError.
+  std::string quarantine(const std::string& run) const;
+  // Removes the run's files and folder. Throws FsError.
+  void remove(const std::string& run) const;
+
   // The names of the run folders, sorted. Entries that are not folders named by a valid run id
   // (symlinks included) are left out and described in 'skipped'.
   std::vector<std::string> runs(std::vector<std::string>* skipped = nullptr) const;

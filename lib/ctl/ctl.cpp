@@ -29,7 +29,7 @@ std::string explain(const sdbus::Error& e, int& code) {
   }
   if (n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Timeout") {
     code = kExitUnavailable;
-    return "nerved did not answer in time (" + e.getMessage() + ").";
+    return "nerved did not answer (" + e.getMessage() + "); it may have stopped or be overloaded.";
   }
   if (n.rfind("org.nerve.Lifecycle1.Error.", 0) == 0) return e.getMessage() + " [" + n + "]";
   if (n.rfind("org.freedesktop.DBus.Error.", 0) == 0 || n.rfind("System.Error.", 0) == 0) {

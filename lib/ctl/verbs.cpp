@@ -235,6 +235,29 @@ int list(Context& ctx, std::vector<std::string>& in) {
   return 0;
 }
 
+int reconcile(Context& ctx, std::vector<std::string>& in) {
+  Args a = parse(in, {"json"}, {}, false);
+  if (!a.rest.empty()) throw UsageError{"too many arguments"};
+  ctx.set_call_timeout_usec(3600ull * 1'000'000);  // a pass may include reaps, each up to its grace
+  auto lines = ctx.client().Reconcile();
+  if (a.flags.count("json")) {
+    json out = json::array();
+    for (auto& l : lines) out.push_back({{"run", l.get<0>()}, {"action", l.get<1>()}, {"detail", l.get<2>()}});
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
+  for (auto& l : lines)
+    std::printf("%-32s %-12s %s\n", l.get<0>().c_str(), l.get<1>().c_str(), l.get<2>().c_str());
+  return 0;
+}
+
+int forget(Context& ctx, std::vector<std::string>& in) {
+  Args a = parse(in, {}, {}, false);
+  if (a.rest.size() != 1) throw UsageError{a.rest.empty() ? "missing RUN" : "too many arguments"};
+  ctx.client().Forget(run_arg(a.rest[0]));
+  return 0;
+}
+
 }  // namespace
 
 const std::vector<Verb>& verbs() {
@@ -245,6 +268,8 @@ const std::vector<Verb>& verbs() {
        "stop RUN's scope, confirm it is empty, print the receipt", reap},
       {"status", "status [--json] RUN", "show RUN's record and its live state", status},
       {"list", "list [--json]", "list the runs and their states", list},
+      {"reconcile", "reconcile [--json]", "look at every unfinished run now, as nerved does at startup", reconcile},
+      {"forget", "forget RUN", "remove a reaped run's files so its id can be used again", forget},
   };
   return table;
 }

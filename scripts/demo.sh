@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's main job: installs what is needed, builds, then shows a contained run and its verified
+# reap. Without a user session (most CI machines), it runs inside a private systemd user manager
+# (tests/harness/with-user-manager.sh); with one, it uses the session's own manager.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/install-deps.sh"
+"$top/scripts/build.sh"
+exec "$top/tests/harness/with-user-manager.sh" -- "$top/scripts/demo-run.sh" "${NERVE_BUILD_DIR:-$top/build}"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what nerve needs to build, test and run: Debian 12 packages only. Idempotent: packages that
+# are already installed are not fetched again. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libsdbus-c++-dev libsdbus-c++-bin       # sdbus-c++ 1.2 and sdbus-c++-xml2cpp
+  nlohmann-json3-dev libspdlog-dev libsystemd-dev
+  googletest libgtest-dev libgmock-dev
+  systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
+  python3 python3-dbus                    # examples and their tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -8,6 +8,8 @@
 #include "lifecycle.h"
 #include "manager_object.h"
 #include "owners.h"
+#include "process_launcher.h"
+#include "run_objects.h"
 #include "run_store.h"
 #include "systemd.h"
 
@@ -117,9 +119,17 @@ int daemon_main(int argc, char** argv) {
     CgroupWatcher watcher(loop);
     RealCgroups cgroups(root.value_or("/sys/fs/cgroup"), watcher);
     SdbusSystemd systemd(*bus);
-    PidfdOwnerWatch owners(loop);
+    OwnerWatcher owners(loop, *bus);
     Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable});
-    ManagerObject object(*bus, lifecycle);
+    ProcessLauncher launcher(loop, lifecycle);
+    ManagerObject object(*bus, lifecycle, launcher);
+    RunObjects run_objects(*bus, store, launcher);
+    store.set_observer([&](const std::string& run) { run_objects.changed(run); });
+    run_objects.add_all();
+    launcher.on_exit([&](const std::string& run, int code, int sig) {
+      object.emitRunExited(run, code, sig);
+      run_objects.changed(run);
+    });
     loop.attach_bus(*bus);
     loop.watch_fd(sigfd.get(), EPOLLIN, [&](std::uint32_t) {
       signalfd_siginfo si{};

@@ -97,7 +97,7 @@ void Lifecycle::watch_owner(const Record& record) {
   if (record.keep || record.state != RunState::Running) return;
   std::string run = record.run;
   deps_.owners.watch(run, record.owner, [this, run, owner = record.owner] {
-    spdlog::info("run {}: owner pid {} is gone; reaping the run", run, owner.pid);
+    spdlog::info("run {}: {} is gone; reaping the run", run, describe(owner));
     reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
       if (err) spdlog::error("run {}: reap after owner exit failed: {}", run, err->message);
     });
@@ -106,16 +106,16 @@ void Lifecycle::watch_owner(const Record& record) {
 
 // ---- reap -----------------------------------------------------------------------------------------
 
-void Lifecycle::reap(const std::string& run, std::uint64_t grace_usec, ReapDone done) {
-  queue_.submit(run, [this, run, grace_usec, done = std::move(done)](std::function<void()> release) mutable {
-    reap_locked(run, grace_usec, [done = std::move(done), release](auto receipt, auto err) {
+void Lifecycle::cancel(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done) {
+  queue_.submit(run, [this, run, signal, grace_usec, done = std::move(done)](std::function<void()> release) mutable {
+    reap_locked(run, signal, grace_usec, [done = std::move(done), release](auto receipt, auto err) {
       release();
       done(std::move(receipt), std::move(err));
     });
   });
 }
 
-void Lifecycle::reap_locked(const std::string& run, std::uint64_t grace_usec, ReapDone done) {
+void Lifecycle::reap_locked(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done) {
   std::optional<BusError> err;
   auto record = load(run, &err);
   if (err) return done(std::nullopt, err);
@@ -130,10 +130,10 @@ void Lifecycle::reap_locked(const std::string& run, std::uint64_t grace_usec, Re
       spdlog::warn("run {}: receipt unreadable ({}); reaping again", run, e.what());
     }
   }
-  final_reap(std::move(*record), grace_usec, std::move(done));
+  final_reap(std::move(*record), signal, grace_usec, std::move(done));
 }
 
-void Lifecycle::final_reap(Record record, std::uint64_t grace_usec, ReapDone done) {
+void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, ReapDone done) {
   deps_.owners.unwatch(record.run);
   // The fence: from here on, the run is final, whatever happens to this reap.
   if (record.state != RunState::Reaping) {
@@ -146,7 +146,7 @@ void Lifecycle::final_reap(Record record, std::uint64_t grace_usec, ReapDone don
                                                                   " before reaping it: " + e.what()});
     }
   }
-  ReapOp::start(deps_, record, grace_usec, [this, rec = record, done = std::move(done)](Receipt receipt) mutable {
+  ReapOp::start(deps_, record, grace_usec, signal, [this, rec = record, done = std::move(done)](Receipt receipt) mutable {
     spdlog::info("run {} attempt {} unit {} invocation {}: reap {}{}", rec.run, rec.attempt, rec.unit,
                  rec.invocation_id.empty() ? "-" : rec.invocation_id, to_string(receipt.outcome),
                  receipt.error.empty() ? "" : ": " + receipt.error);
@@ -243,28 +243,28 @@ void Lifecycle::reconcile_locked(const std::string& run, std::function<void(Reco
   }
   if (!record) return done({run, "skipped", "no lifecycle.json"});
   Record rec = std::move(*record);
-  auto reaped = [done, run](const char* why) {
+  auto reaped = [done, run](std::string why) {
     return [done, run, why](std::optional<Receipt> r, std::optional<BusError> err) {
-      if (err) return done({run, "reaped", std::string(why) + "; " + err->message});
-      done({run, "reaped", std::string(why) + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});
+      if (err) return done({run, "reaped", why + "; " + err->message});
+      done({run, "reaped", why + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});
     };
   };
   switch (rec.state) {
     case RunState::Reaped:
       return done({run, "final", ""});
     case RunState::Reaping:
-      return final_reap(std::move(rec), 0, reaped("its reap had not finished"));
+      return final_reap(std::move(rec), 0, 0, reaped("its reap had not finished"));
     default:
       break;
   }
-  if (rec.boot_id != deps_.boot_id) return final_reap(std::move(rec), 0, reaped("recorded in another boot"));
+  if (rec.boot_id != deps_.boot_id) return final_reap(std::move(rec), 0, 0, reaped("recorded in another boot"));
   bool owner_alive = deps_.owners.alive(rec.owner);
   if (!owner_alive && !rec.keep)
-    return final_reap(std::move(rec), 0, reaped(("owner pid " + std::to_string(rec.owner.pid) + " is gone").c_str()));
+    return final_reap(std::move(rec), 0, 0, reaped(describe(rec.owner) + " is gone"));
   if (rec.state == RunState::Running) {
     if (rec.keep) return done({run, "kept", "launched with --keep; reap it explicitly"});
     watch_owner(rec);
-    return done({run, "adopted", "owner pid " + std::to_string(rec.owner.pid) + " is alive; watching it"});
+    return done({run, "adopted", describe(rec.owner) + " is alive; watching it"});
   }
   // launching or failed, owner alive: that attempt never ran its command. Clean its scope, if any, but
   // do not fence: the engine may launch the run again.

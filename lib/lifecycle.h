@@ -50,7 +50,9 @@ class Lifecycle {
   // req.run must be valid (require_valid_run_id) and req.pid set from the caller's credentials.
   void contain(ContainRequest req, ContainDone done);
   // Final reap of 'run'. grace_usec 0: the grace given at launch.
-  void reap(const std::string& run, std::uint64_t grace_usec, ReapDone done);
+  void reap(const std::string& run, std::uint64_t grace_usec, ReapDone done) { cancel(run, 0, grace_usec, std::move(done)); }
+  // A final reap that first passes 'signal' to every process of the scope (0: StopUnit's TERM).
+  void cancel(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done);
   // Every record without a final receipt, once, idempotently (startup and `nervectl reconcile`).
   // Runs are submitted to their queues at once, so no launch of a run is answered before its line.
   void reconcile(ReconcileDone done);
@@ -66,8 +68,8 @@ class Lifecycle {
  private:
   std::optional<Record> load(const std::string& run, std::optional<BusError>* err);
   void contain_locked(ContainRequest req, ContainDone done);
-  void reap_locked(const std::string& run, std::uint64_t grace_usec, ReapDone done);
-  void final_reap(Record record, std::uint64_t grace_usec, ReapDone done);
+  void reap_locked(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done);
+  void final_reap(Record record, int signal, std::uint64_t grace_usec, ReapDone done);
   void reconcile_locked(const std::string& run, std::function<void(ReconcileLine)> done);
   void watch_owner(const Record& record);
   void schedule_retry(const std::string& run);

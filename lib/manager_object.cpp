@@ -1,8 +1,10 @@
 #include "manager_object.h"
 
 #include "errors.h"
+#include "host.h"
 #include "owners.h"
 #include "run_id.h"
+#include "run_objects.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -19,8 +21,8 @@ void check_grace(std::uint64_t grace_usec) {
 }
 }  // namespace
 
-ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle)
-    : AdaptorInterfaces(bus, kObjectPath), lifecycle_(lifecycle) {
+ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher)
+    : AdaptorInterfaces(bus, kObjectPath), lifecycle_(lifecycle), launcher_(launcher) {
   registerAdaptor();
 }
 
@@ -39,6 +41,7 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
                                           std::to_string(::getuid()));
   ContainRequest req;
   req.run = run;
+  req.owner.kind = "none";
   req.pid = pid;
   req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
   for (const auto& [key, value] : options) {
@@ -48,12 +51,26 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
       } catch (const sdbus::Error&) {
         error::raise(error::InvalidArgument, "option 'keep' must be a boolean");
       }
+    } else if (key == "owner_bus_name") {
+      std::string name;
+      try {
+        name = value.get<std::string>();
+      } catch (const sdbus::Error&) {
+        error::raise(error::InvalidArgument, "option 'owner_bus_name' must be a string");
+      }
+      pid_t owner_pid = name.rfind(':', 0) == 0 ? pid_of_bus_name(name) : 0;
+      auto parent = proc_parent(pid);
+      if (owner_pid <= 0 || !parent || owner_pid != *parent)
+        error::raise(error::InvalidArgument, "owner_bus_name " + quote_value(name) +
+                                                 " is not a unique bus name of the caller's parent process");
+      req.owner.kind = "bus";
+      req.owner.name = name;
     } else {
       error::raise(error::InvalidArgument, "unknown option " + quote_value(key));
     }
   }
   // The owner of a run started by a wrapper is the wrapper's parent: the engine that ran it.
-  req.owner = owner_of(pid);
+  if (req.owner.kind != "bus") req.owner = owner_of(pid);
   auto shared = std::make_shared<sdbus::Result<std::string, std::string, std::string, uint32_t>>(std::move(result));
   lifecycle_.contain(std::move(req), [shared](std::optional<ContainReply> reply, std::optional<BusError> err) {
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
@@ -69,6 +86,92 @@ void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
     shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
   });
+}
+
+void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
+                           uint64_t grace_usec) {
+  require_valid_run_id(run);
+  check_grace(grace_usec);
+  if (signal < 1 || signal > 64)
+    error::raise(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
+  auto shared = std::make_shared<sdbus::Result<std::string, std::string>>(std::move(result));
+  lifecycle_.cancel(run, signal, grace_usec, [shared](std::optional<Receipt> receipt, std::optional<BusError> err) {
+    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
+    shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
+  });
+}
+
+pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
+  try {
+    auto dbus = sdbus::createProxy(getObject().getConnection(), "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    uint32_t pid = 0;
+    dbus->callMethod("GetConnectionUnixProcessID").onInterface("org.freedesktop.DBus").withArguments(name).storeResultsTo(pid);
+    return static_cast<pid_t>(pid);
+  } catch (const sdbus::Error&) {
+    return 0;
+  }
+}
+
+void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run,
+                           std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
+                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) {
+  require_valid_run_id(run);
+  if (argv.empty() || argv[0].empty()) error::raise(error::InvalidArgument, "argv must name a command");
+  for (const auto& e : env)
+    if (e.find('=') == std::string::npos || e.front() == '=')
+      error::raise(error::InvalidArgument, "environment entry " + quote_value(e) + " is not KEY=VALUE");
+  if (cwd.empty() || cwd.front() != '/')
+    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not an absolute path");
+  if (stdio.size() != 3)
+    error::raise(error::InvalidArgument, "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " +
+                                             std::to_string(stdio.size()));
+  LaunchRequest req;
+  req.run = run;
+  req.spawn.argv = std::move(argv);
+  req.spawn.env = std::move(env);
+  req.spawn.cwd = std::move(cwd);
+  for (int i = 0; i < 3; ++i) req.spawn.stdio[i] = stdio[static_cast<std::size_t>(i)].get();
+  for (const auto& [key, value] : options) {
+    try {
+      if (key == "grace_usec") {
+        req.grace_usec = value.get<uint64_t>();
+        check_grace(req.grace_usec);
+        if (req.grace_usec == 0) req.grace_usec = kDefaultGraceUsec;
+      } else if (key == "reap_on_exit") {
+        req.reap_on_exit = value.get<bool>();
+      } else if (key == "keep") {
+        req.keep = value.get<bool>();
+      } else {
+        error::raise(error::InvalidArgument, "unknown option " + quote_value(key));
+      }
+    } catch (const sdbus::Error& e) {
+      if (e.getName().rfind(error::kPrefix, 0) == 0) throw;
+      error::raise(error::InvalidArgument, "option " + quote_value(key) + " has the wrong type");
+    }
+  }
+  const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
+  if (msg->getCredsUid() != ::getuid())
+    error::raise(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  // The caller's connection owns the run: if the engine dies, its runs are reaped.
+  req.owner.kind = "bus";
+  req.owner.name = msg->getSender();
+  auto shared = std::make_shared<sdbus::Result<sdbus::ObjectPath, uint32_t>>(std::move(result));
+  launcher_.launch(std::move(req), [shared, run](std::optional<pid_t> pid, std::optional<BusError> err) {
+    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
+    shared->returnResults(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
+  });
+}
+
+sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {
+  require_valid_run_id(run);
+  std::optional<Record> rec;
+  try {
+    rec = lifecycle_.deps().store.load(run);
+  } catch (const std::exception& e) {
+    error::raise(error::RecordFailed, "the record of run " + quote_value(run) + " cannot be read: " + e.what());
+  }
+  if (!rec) error::raise(error::NoSuchRun, "no run " + quote_value(run));
+  return sdbus::ObjectPath(run_object_path(run));
 }
 
 void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) {

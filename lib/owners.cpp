@@ -2,9 +2,13 @@
 
 #include "host.h"
 
+#include <sdbus-c++/sdbus-c++.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <vector>
 
 namespace nerve {
 
@@ -21,38 +25,99 @@ Owner owner_of(pid_t pid) {
   return o;
 }
 
-PidfdOwnerWatch::~PidfdOwnerWatch() {
-  for (auto& [run, fd] : pidfds_) loop_.unwatch_fd(fd.get());
+std::string describe(const Owner& o) {
+  if (o.kind == "process") return "owner pid " + std::to_string(o.pid);
+  if (o.kind == "bus") return "owner bus connection " + o.name;
+  return "no owner";
 }
 
-bool PidfdOwnerWatch::alive(const Owner& owner) {
-  if (owner.kind != "process" || owner.pid <= 0) return false;
-  auto start = proc_start_time(owner.pid);
-  return start && *start == owner.start_time;
+OwnerWatcher::OwnerWatcher(EventLoop& loop, sdbus::IConnection& bus)
+    : loop_(loop), dbus_(sdbus::createProxy(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
+  dbus_->uponSignal("NameOwnerChanged")
+      .onInterface("org.freedesktop.DBus")
+      .call([this](const std::string& name, const std::string&, const std::string& new_owner) {
+        if (new_owner.empty()) on_name_lost(name);
+      });
+  dbus_->finishRegistration();
 }
 
-void PidfdOwnerWatch::watch(const std::string& run, const Owner& owner, std::function<void()> gone) {
+OwnerWatcher::~OwnerWatcher() {
+  for (auto& [run, w] : watches_)
+    if (w.pidfd) loop_.unwatch_fd(w.pidfd.get());
+}
+
+bool OwnerWatcher::alive(const Owner& owner) {
+  if (owner.kind == "process") {
+    if (owner.pid <= 0) return false;
+    auto start = proc_start_time(owner.pid);
+    return start && *start == owner.start_time;
+  }
+  if (owner.kind == "bus") {
+    if (owner.name.empty()) return false;
+    try {
+      bool has = false;
+      dbus_->callMethod("NameHasOwner").onInterface("org.freedesktop.DBus").withArguments(owner.name).storeResultsTo(has);
+      return has;
+    } catch (const sdbus::Error& e) {
+      // Unknown is not gone: keep the run; it is reaped when the name is seen to go.
+      spdlog::warn("cannot ask the bus about owner {}: {}; taking it as alive", owner.name, e.getMessage());
+      return true;
+    }
+  }
+  return false;
+}
+
+void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::function<void()> gone) {
   unwatch(run);
-  // Open the pidfd first, then check the start time: if it matches, the pidfd is of that very
-  // process, and its exit cannot be missed.
-  Fd fd(owner.kind == "process" ? static_cast<int>(::syscall(SYS_pidfd_open, owner.pid, 0)) : -1);
-  if (!fd || !alive(owner)) {
-    loop_.add_timer(Clock::duration::zero(), std::move(gone));
+  Watch w;
+  w.gone = std::move(gone);
+  if (owner.kind == "process") {
+    // Open the pidfd first, then check the start time: if it matches, the pidfd is of that very
+    // process, and its exit cannot be missed.
+    w.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, owner.pid, 0)));
+    if (w.pidfd && alive(owner)) {
+      int raw = w.pidfd.get();
+      loop_.watch_fd(raw, EPOLLIN, [this, run](std::uint32_t) {
+        auto it = watches_.find(run);
+        if (it == watches_.end()) return;
+        auto gone = std::move(it->second.gone);
+        unwatch(run);
+        gone();
+      });
+      watches_[run] = std::move(w);
+      return;
+    }
+  } else if (owner.kind == "bus") {
+    // Listen first, then ask: a name that goes after the question is seen by the signal.
+    w.name = owner.name;
+    watches_[run] = std::move(w);
+    if (alive(owner)) return;
+    auto it = watches_.find(run);
+    auto fn = std::move(it->second.gone);
+    watches_.erase(it);
+    loop_.add_timer(Clock::duration::zero(), std::move(fn));
     return;
   }
-  int raw = fd.get();
-  pidfds_[run] = std::move(fd);
-  loop_.watch_fd(raw, EPOLLIN, [this, run, gone = std::move(gone)](std::uint32_t) {
-    unwatch(run);
-    gone();
-  });
+  loop_.add_timer(Clock::duration::zero(), std::move(w.gone));
 }
 
-void PidfdOwnerWatch::unwatch(const std::string& run) {
-  auto it = pidfds_.find(run);
-  if (it == pidfds_.end()) return;
-  loop_.unwatch_fd(it->second.get());
-  pidfds_.erase(it);
+void OwnerWatcher::unwatch(const std::string& run) {
+  auto it = watches_.find(run);
+  if (it == watches_.end()) return;
+  if (it->second.pidfd) loop_.unwatch_fd(it->second.pidfd.get());
+  watches_.erase(it);
+}
+
+void OwnerWatcher::on_name_lost(const std::string& name) {
+  std::vector<std::string> runs;
+  for (auto& [run, w] : watches_)
+    if (!w.name.empty() && w.name == name) runs.push_back(run);
+  for (auto& run : runs) {
+    auto it = watches_.find(run);
+    auto gone = std::move(it->second.gone);
+    watches_.erase(it);
+    gone();
+  }
 }
 
 }  // namespace nerve

@@ -1,10 +1,12 @@
-// Owners: the process that started a run. A run never outlives its owner (unless launched --keep).
+// Owners: who started a run. A run never outlives its owner (unless launched --keep).
 //
-// For `nervectl launch` the owner is nervectl's parent, the engine, recorded as pid plus start time
-// (field 22 of /proc/PID/stat), so a reused pid is never taken for the owner. While nerved runs it
-// holds a pidfd of each owner in its event loop; the pidfd becomes readable when the owner exits,
-// even by SIGKILL, and the run is reaped then. At startup, owner_alive() decides between adopting a
-// run and reaping it.
+// Two kinds. For `nervectl launch` the owner is nervectl's parent, the engine: a "process" owner,
+// recorded as pid plus start time (field 22 of /proc/PID/stat) so a reused pid is never taken for it;
+// nerved holds a pidfd of it, which becomes readable when it exits, even by SIGKILL. For a supervisor
+// (`nervectl launch --wait`) or an engine calling Launch over the bus, the owner is that client's
+// bus connection: a "bus" owner, recorded as its unique name; nerved follows NameOwnerChanged, which
+// the bus sends when the connection closes, however the client died. At startup, alive() decides
+// between adopting a run and reaping it.
 #pragma once
 
 #include "event_loop.h"
@@ -13,34 +15,51 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+
+namespace sdbus {
+class IConnection;
+class IProxy;
+}  // namespace sdbus
 
 namespace nerve {
 
 // The owner of a process: its parent, as pid and start time; kind "none" if it cannot be read.
 Owner owner_of(pid_t pid);
 
+// "owner pid 123", "owner bus connection :1.42" or "no owner", for logs and reconcile lines.
+std::string describe(const Owner& owner);
+
 class OwnerWatch {
  public:
   virtual ~OwnerWatch() = default;
-  // True while the recorded owner process exists (same pid, same start time).
+  // True while the recorded owner exists (same pid and start time; or the bus name has an owner).
   virtual bool alive(const Owner& owner) = 0;
-  // Calls 'gone' once, on the event loop, when the owner exits (at once if it already has).
+  // Calls 'gone' once, on the event loop, when the owner goes (soon after, if it already has).
   virtual void watch(const std::string& run, const Owner& owner, std::function<void()> gone) = 0;
   virtual void unwatch(const std::string& run) = 0;
 };
 
-class PidfdOwnerWatch : public OwnerWatch {
+class OwnerWatcher : public OwnerWatch {
  public:
-  explicit PidfdOwnerWatch(EventLoop& loop) : loop_(loop) {}
-  ~PidfdOwnerWatch() override;
+  OwnerWatcher(EventLoop& loop, sdbus::IConnection& bus);
+  ~OwnerWatcher() override;
   bool alive(const Owner& owner) override;
   void watch(const std::string& run, const Owner& owner, std::function<void()> gone) override;
   void unwatch(const std::string& run) override;
 
  private:
+  void on_name_lost(const std::string& name);
+
+  struct Watch {
+    Fd pidfd;          // process owners
+    std::string name;  // bus owners
+    std::function<void()> gone;
+  };
   EventLoop& loop_;
-  std::map<std::string, Fd> pidfds_;
+  std::unique_ptr<sdbus::IProxy> dbus_;
+  std::map<std::string, Watch> watches_;
 };
 
 }  // namespace nerve

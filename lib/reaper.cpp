@@ -8,16 +8,17 @@
 
 namespace nerve {
 
-void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done) {
-  std::shared_ptr<ReapOp> op(new ReapOp(deps, record, grace_usec, std::move(done)));
+void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done) {
+  std::shared_ptr<ReapOp> op(new ReapOp(deps, record, grace_usec, signal, std::move(done)));
   op->self_ = op;
   op->begin();
 }
 
-ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done)
+ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done)
     : deps_(deps),
       record_(record),
       grace_usec_(grace_usec ? grace_usec : record.grace_usec),
+      signal_(signal == SIGTERM ? 0 : signal),
       done_(std::move(done)),
       started_(deps.timers.now()) {}
 
@@ -48,19 +49,8 @@ void ReapOp::begin() {
 void ReapOp::stop_scope(const std::string& cgroup) {
   // Watch before anything can change, so no event falls between the watch and the first read.
   if (!cgroup.empty()) watch_ = deps_.cgroups.watch(cgroup, [this] { check_empty(); });
-  auto self = self_;
-  deps_.systemd.stop_unit(record_.unit, [this, self](JobOutcome job) {
-    if (finished_) return;
-    if (!job.ok && !job.no_such_unit)
-      spdlog::warn("run {} unit {}: stop job ended with {}{}", record_.run, record_.unit,
-                   job.result.empty() ? "an error" : job.result, job.error.empty() ? "" : ": " + job.error);
-    if (cgroup_.empty()) {
-      // No cgroup to watch: the job is all we can wait for.
-      if (job.ok || job.no_such_unit) return finish(Outcome::Complete, "");
-      return finish(Outcome::PendingRetry, "stop job of " + record_.unit + " failed: " + job.error + job.result);
-    }
-    check_empty();
-  });
+  send_stop();
+  if (finished_) return;
   fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
   timers_.push_back(deps_.timers.add_timer(grace, [this] {
@@ -76,6 +66,30 @@ void ReapOp::stop_scope(const std::string& cgroup) {
   }));
   timers_.push_back(deps_.timers.add_timer(grace + kKillWait, [this] { on_grace_over(); }));
   if (!cgroup.empty()) check_empty();
+}
+
+void ReapOp::send_stop() {
+  if (signal_ != 0) {
+    // Cancellation passes the supervisor's signal on to every process of the scope; systemd collects
+    // the scope once it is empty.
+    if (auto err = deps_.systemd.kill_unit(record_.unit, signal_); !err.empty())
+      spdlog::warn("run {} unit {}: KillUnit({}) failed: {}", record_.run, record_.unit, signal_, err);
+    if (cgroup_.empty()) finish(Outcome::Complete, "");
+    return;
+  }
+  auto self = self_;
+  deps_.systemd.stop_unit(record_.unit, [this, self](JobOutcome job) {
+    if (finished_) return;
+    if (!job.ok && !job.no_such_unit)
+      spdlog::warn("run {} unit {}: stop job ended with {}{}", record_.run, record_.unit,
+                   job.result.empty() ? "an error" : job.result, job.error.empty() ? "" : ": " + job.error);
+    if (cgroup_.empty()) {
+      // No cgroup to watch: the job is all we can wait for.
+      if (job.ok || job.no_such_unit) return finish(Outcome::Complete, "");
+      return finish(Outcome::PendingRetry, "stop job of " + record_.unit + " failed: " + job.error + job.result);
+    }
+    check_empty();
+  });
 }
 
 void ReapOp::kill_cgroup() {

@@ -7,6 +7,9 @@
 // remain when the reap's grace is over (so a reap grace shorter than the launch's wins): KillUnit(all, SIGKILL); one second later, cgroup.kill through a
 // checked folder fd; if the cgroup is still not empty kKillWait after the grace, the reap ends as
 // pending_retry and names the pids left. No step sleeps; every wait is a watch or a timer.
+//
+// Cancel (a signal other than TERM, passed on from a supervisor): KillUnit(all, signal) instead of
+// StopUnit, then the same waits and escalation; systemd collects the scope once it is empty.
 #pragma once
 
 #include "deps.h"
@@ -25,13 +28,17 @@ inline constexpr auto kKillWait = std::chrono::seconds(10);
 class ReapOp : public std::enable_shared_from_this<ReapOp> {
  public:
   using Done = std::function<void(Receipt)>;
-  // grace_usec 0: the record's grace.
-  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done);
+  // grace_usec 0: the record's grace. signal 0 (or SIGTERM): StopUnit; another: KillUnit with it.
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done) {
+    start(deps, record, grace_usec, 0, std::move(done));
+  }
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
 
  private:
-  ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done);
+  ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
   void begin();
   void stop_scope(const std::string& cgroup);
+  void send_stop();
   void kill_cgroup();
   void check_empty();
   void on_grace_over();
@@ -40,6 +47,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   Deps& deps_;
   Record record_;
   std::uint64_t grace_usec_;
+  int signal_;
   Done done_;
   Clock::time_point started_;
   std::string cgroup_;

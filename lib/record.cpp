@@ -56,7 +56,7 @@ std::string to_json_text(const Record& r) {
             {"leader_pid", r.leader_pid},
             {"grace_usec", r.grace_usec},
             {"keep", r.keep},
-            {"owner", {{"kind", r.owner.kind}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}}},
+            {"owner", {{"kind", r.owner.kind}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
             {"created_at", r.created_at},
             {"updated_at", r.updated_at}};
   return j.dump(2) + "\n";
@@ -124,6 +124,7 @@ Record parse_record(const std::string& text) {
   r.owner.kind = owner.value("kind", "none");
   r.owner.pid = owner.value("pid", 0);
   r.owner.start_time = owner.value("start_time", std::uint64_t{0});
+  r.owner.name = owner.value("name", "");
   r.created_at = j.value("created_at", "");
   r.updated_at = j.value("updated_at", "");
   return r;

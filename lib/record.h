@@ -23,9 +23,10 @@ std::optional<RunState> run_state_from(std::string_view s);
 inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
 
 struct Owner {
-  std::string kind;  // "process" (pid + start_time) or "none"
+  std::string kind;  // "process" (pid + start_time), "bus" (a unique bus name) or "none"
   int pid = 0;
   std::uint64_t start_time = 0;  // field 22 of /proc/PID/stat, clock ticks since boot
+  std::string name;              // for "bus": the owner's unique connection name, e.g. ":1.42"
 };
 
 struct Record {

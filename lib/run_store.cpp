@@ -64,12 +64,14 @@ void RunStore::save(const Record& record) const {
   Fd dir = open_run(record.run, true);
   write_file_atomic(dir.get(), kRecordFile, to_json_text(record),
                     run_path(record.run) + "/" + kRecordFile);
+  notify(record.run);
 }
 
 void RunStore::save_receipt(const Receipt& receipt) const {
   Fd dir = open_run(receipt.run, true);
   write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt),
                     run_path(receipt.run) + "/" + kReceiptFile);
+  notify(receipt.run);
 }
 
 std::string RunStore::quarantine(const std::string& run) const {
@@ -84,6 +86,7 @@ std::string RunStore::quarantine(const std::string& run) const {
     throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
   ::fsync(q.get());
   ::fsync(dir.get());
+  notify(run);
   return path_ + "/.quarantine/" + target;
 }
 
@@ -96,6 +99,7 @@ void RunStore::remove(const std::string& run) const {
   if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)
     throw FsError("cannot remove folder", run_path(run), errno);
   ::fsync(dir_.get());
+  notify(run);
 }
 
 std::vector<std::string> RunStore::runs(std::vector<std::string>* skipped) const {

@@ -8,6 +8,7 @@
 #include "fd.h"
 #include "record.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class RunStore {
   // Removes the run's files and folder. Throws FsError.
   void remove(const std::string& run) const;
 
+  // Called with the run's id after every change of its files (save, receipt, quarantine, remove).
+  void set_observer(std::function<void(const std::string&)> fn) { observer_ = std::move(fn); }
+
   // The names of the run folders, sorted. Entries that are not folders named by a valid run id
   // (symlinks included) are left out and described in 'skipped'.
   std::vector<std::string> runs(std::vector<std::string>* skipped = nullptr) const;
@@ -42,8 +46,13 @@ class RunStore {
  private:
   Fd open_run(const std::string& run, bool create) const;
 
+  void notify(const std::string& run) const {
+    if (observer_) observer_(run);
+  }
+
   std::string path_;
   Fd dir_;
+  std::function<void(const std::string&)> observer_;
 };
 
 // $XDG_STATE_HOME/nerve/runs, or ~/.local/state/nerve/runs.

@@ -1,9 +1,10 @@
 // The verbs of nervectl: each parses its arguments, makes one bus call, and formats the answer.
+#include "client.h"
 #include "ctl.h"
+#include "supervise.h"
 
 #include "errors.h"
 #include "host.h"
-#include "nerve-proxy.h"
 #include "run_id.h"
 
 #include <nlohmann/json.hpp>
@@ -16,19 +17,6 @@
 #include <unistd.h>
 
 namespace nerve::ctl {
-
-class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_proxy> {
- public:
-  explicit Client(std::unique_ptr<sdbus::IConnection> bus)
-      : ProxyInterfaces(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1"), bus_(std::move(bus)) {
-    registerProxy();
-  }
-  ~Client() { unregisterProxy(); }
-  sdbus::IConnection& bus() { return *bus_; }
-
- private:
-  std::unique_ptr<sdbus::IConnection> bus_;
-};
 
 Client& Context::client() {
   if (!client_) {
@@ -125,12 +113,13 @@ void allow_for_grace(Context& ctx, std::uint64_t grace) {
 }
 
 int launch(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"keep"}, {"grace"}, true);
+  Args a = parse(in, {"keep", "wait"}, {"grace"}, true);
   if (a.rest.empty()) throw UsageError{"missing RUN"};
   std::string run = run_arg(a.rest[0]);
   if (a.rest.size() < 3 || a.rest[1] != "--") throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
   std::vector<std::string> cmd(a.rest.begin() + 2, a.rest.end());
   std::uint64_t grace = grace_usec(a);
+  if (a.flags.count("wait")) return supervise(ctx, SuperviseRequest{run, grace, a.flags.count("keep") != 0, cmd});
   std::map<std::string, sdbus::Variant> options;
   if (a.flags.count("keep")) options["keep"] = sdbus::Variant(true);
 
@@ -262,8 +251,9 @@ int forget(Context& ctx, std::vector<std::string>& in) {
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"launch", "launch [--grace SECONDS] [--keep] RUN -- CMD [ARG...]",
-       "contain this process in a new scope for RUN, then exec CMD in place", launch},
+      {"launch", "launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]",
+       "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
+       launch},
       {"reap", "reap [--grace SECONDS] [--json] RUN",
        "stop RUN's scope, confirm it is empty, print the receipt", reap},
       {"status", "status [--json] RUN", "show RUN's record and its live state", status},

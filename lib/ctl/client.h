@@ -1,0 +1,28 @@
+// The generated org.nerve.Lifecycle1 proxy on its own session bus connection: what every verb calls.
+#pragma once
+
+#include "nerve-proxy.h"
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <memory>
+
+namespace nerve::ctl {
+
+class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_proxy> {
+ public:
+  explicit Client(std::unique_ptr<sdbus::IConnection> bus)
+      : ProxyInterfaces(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1"), bus_(std::move(bus)) {
+    registerProxy();
+  }
+  ~Client() { unregisterProxy(); }
+  sdbus::IConnection& bus() { return *bus_; }
+
+ private:
+  // nervectl's verbs make calls only; engines that launch over the bus watch this signal.
+  void onRunExited(const std::string&, const int32_t&, const int32_t&) override {}
+
+  std::unique_ptr<sdbus::IConnection> bus_;
+};
+
+}  // namespace nerve::ctl

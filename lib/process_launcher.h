@@ -1,0 +1,59 @@
+// The engine API's Launch: nerved starts the command itself, contained before it execs.
+//
+// Steps, all on the event loop: spawn a held child (spawn.h); contain its pid through Lifecycle
+// (same checks, records and serialisation as Contain; the owner is the caller's bus connection);
+// release it; wait for the exec report (EOF = the command runs); reply. Then watch the child's pidfd:
+// when the command ends, collect its status (nerved is its parent), report it (RunExited, the run
+// object's ExitStatus) and, with reap_on_exit, reap the run so nothing it started stays behind.
+// If containment fails, the child is killed before it ever execs.
+#pragma once
+
+#include "event_loop.h"
+#include "lifecycle.h"
+#include "spawn.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+struct LaunchRequest {
+  std::string run;
+  SpawnSpec spawn;
+  std::uint64_t grace_usec = kDefaultGraceUsec;
+  bool reap_on_exit = true;
+  bool keep = false;
+  Owner owner;
+};
+
+class ProcessLauncher {
+ public:
+  using Done = std::function<void(std::optional<pid_t>, std::optional<BusError>)>;
+  // Called when a launched command ends: (run, exit code or -1, signal or 0).
+  using Exited = std::function<void(const std::string&, int, int)>;
+
+  ProcessLauncher(EventLoop& loop, Lifecycle& lifecycle) : loop_(loop), lifecycle_(lifecycle) {}
+  ~ProcessLauncher();
+  void on_exit(Exited fn) { exited_ = std::move(fn); }
+
+  void launch(LaunchRequest req, Done done);
+  // -1 while running or unknown; the exit code; or 128 + the signal.
+  int exit_status(const std::string& run) const;
+
+ private:
+  struct Child;
+  void on_report(const std::shared_ptr<Child>& c);
+  void on_child_exit(const std::shared_ptr<Child>& c);
+
+  EventLoop& loop_;
+  Lifecycle& lifecycle_;
+  Exited exited_;
+  std::map<pid_t, std::shared_ptr<Child>> children_;
+  std::map<std::string, int> exit_status_;
+};
+
+}  // namespace nerve

@@ -1,0 +1,86 @@
+#include "run_objects.h"
+
+#include <spdlog/spdlog.h>
+
+namespace nerve {
+
+std::string run_object_path(const std::string& run) {
+  static const char* digits = "0123456789abcdef";
+  std::string out = "/org/nerve/Lifecycle1/run/";
+  for (unsigned char c : run) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
+class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor> {
+ public:
+  Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher)
+      : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher) {
+    registerAdaptor();
+  }
+  ~Object() { unregisterAdaptor(); }
+  void changed() { emitPropertiesChangedSignal(org::nerve::Lifecycle1::Run_adaptor::INTERFACE_NAME); }
+
+ private:
+  Record record() {
+    try {
+      if (auto r = store_.load(run_)) return *r;
+    } catch (const std::exception&) {
+    }
+    Record r;
+    r.run = run_;
+    return r;
+  }
+  std::string Id() override { return run_; }
+  std::string Unit() override { return record().unit; }
+  std::string InvocationID() override { return record().invocation_id; }
+  std::string ControlGroup() override { return record().cgroup; }
+  std::string State() override { return to_string(record().state); }
+  uint32_t MainPID() override { return static_cast<uint32_t>(record().leader_pid); }
+  int32_t ExitStatus() override { return launcher_.exit_status(run_); }
+
+  std::string run_;
+  RunStore& store_;
+  const ProcessLauncher& launcher_;
+};
+
+RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher)
+    : bus_(bus), store_(store), launcher_(launcher) {}
+
+RunObjects::~RunObjects() = default;
+
+void RunObjects::add_all() {
+  try {
+    for (const auto& run : store_.runs()) changed(run);
+  } catch (const std::exception& e) {
+    spdlog::error("cannot list runs for their bus objects: {}", e.what());
+  }
+}
+
+void RunObjects::changed(const std::string& run) {
+  bool exists = false;
+  try {
+    exists = store_.load(run).has_value();
+  } catch (const std::exception&) {
+    exists = false;
+  }
+  auto it = objects_.find(run);
+  if (!exists) {
+    if (it != objects_.end()) objects_.erase(it);
+    return;
+  }
+  if (it == objects_.end()) {
+    objects_.emplace(run, std::make_unique<Object>(bus_, run, store_, launcher_));
+    return;
+  }
+  it->second->changed();
+}
+
+}  // namespace nerve

@@ -1,0 +1,38 @@
+// Starting a command that waits for permission to exec.
+//
+// spawn_held forks a child that prepares everything (new session, stdio, working folder, default
+// signal handling) and then blocks until it is released, so nerved can put it into its run's scope
+// before any of the command's code runs. The child reports an exec failure through a close-on-exec
+// pipe: EOF on it means the exec happened. Everything the child needs is prepared before fork.
+#pragma once
+
+#include "fd.h"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+struct SpawnSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH of 'env' if it has no '/'
+  std::vector<std::string> env;   // KEY=VALUE
+  std::string cwd;
+  int stdio[3] = {-1, -1, -1};
+};
+
+struct HeldChild {
+  pid_t pid = -1;
+  Fd pidfd;   // readable when the child exits
+  Fd go;      // write 'X' to let it exec; close to make it exit 125
+  Fd report;  // EOF: exec happened; otherwise "errno message"
+};
+
+// Throws std::system_error when the child cannot be made.
+HeldChild spawn_held(const SpawnSpec& spec);
+
+// Lets the child exec. false if it is already gone.
+bool release(HeldChild& child);
+
+}  // namespace nerve

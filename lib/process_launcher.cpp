@@ -18,6 +18,7 @@ struct ProcessLauncher::Child {
   Done done;  // empty once replied
   std::string report;
   bool contained = false;  // only a contained command has a run to report on and reap
+  bool released = false;   // told to exec: from then on, an empty report means the exec happened
 };
 
 ProcessLauncher::~ProcessLauncher() {
@@ -63,7 +64,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
       return done(std::nullopt, err);
     }
     c->contained = true;
-    if (!release(c->held)) return;  // it died meanwhile; on_child_exit answers
+    c->released = release(c->held);
+    if (!c->released) return;  // it died meanwhile; on_child_exit answers
     loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
   });
 }
@@ -109,7 +111,12 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   int code = si.si_code == CLD_EXITED ? si.si_status : -1;
   int sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
   const std::string& run = c->req.run;
-  if (c->done) {
+  if (c->done && c->released && c->report.empty()) {
+    // It exec'd and ended before the exec report was read: the launch succeeded.
+    auto done = std::move(c->done);
+    c->done = nullptr;
+    done(c->held.pid, std::nullopt);
+  } else if (c->done) {
     // It ended before its launch was answered: a failed exec, or killed while held.
     auto done = std::move(c->done);
     c->done = nullptr;

@@ -24,11 +24,36 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
   Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher)
       : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher) {
     registerAdaptor();
+    last_ = snapshot();
   }
   ~Object() { unregisterAdaptor(); }
-  void changed() { emitPropertiesChangedSignal(org::nerve::Lifecycle1::Run_adaptor::INTERFACE_NAME); }
+
+  // Emits PropertiesChanged for the properties whose value differs from the last one seen.
+  void changed() {
+    Snapshot now = snapshot();
+    std::vector<std::string> names;
+    if (now.unit != last_.unit) names.push_back("Unit");
+    if (now.invocation_id != last_.invocation_id) names.push_back("InvocationID");
+    if (now.cgroup != last_.cgroup) names.push_back("ControlGroup");
+    if (now.state != last_.state) names.push_back("State");
+    if (now.main_pid != last_.main_pid) names.push_back("MainPID");
+    if (now.exit_status != last_.exit_status) names.push_back("ExitStatus");
+    last_ = now;
+    if (!names.empty()) emitPropertiesChangedSignal(org::nerve::Lifecycle1::Run_adaptor::INTERFACE_NAME, names);
+  }
 
  private:
+  struct Snapshot {
+    std::string unit, invocation_id, cgroup, state;
+    uint32_t main_pid = 0;
+    int32_t exit_status = -1;
+  };
+  Snapshot snapshot() {
+    Record r = record();
+    return {r.unit, r.invocation_id, r.cgroup, to_string(r.state), static_cast<uint32_t>(r.leader_pid),
+            launcher_.exit_status(run_)};
+  }
+
   Record record() {
     try {
       if (auto r = store_.load(run_)) return *r;
@@ -49,6 +74,7 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
   std::string run_;
   RunStore& store_;
   const ProcessLauncher& launcher_;
+  Snapshot last_;
 };
 
 RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher)

@@ -12,10 +12,14 @@
 
 namespace nerve {
 
-std::optional<Record> Lifecycle::load(const std::string& run, std::optional<BusError>* err) {
+std::optional<Record> Lifecycle::load(const std::string& run, std::optional<BusError>* err, bool quarantine_corrupt) {
   try {
     return deps_.store.load(run);
   } catch (const RecordCorrupt& e) {
+    if (!quarantine_corrupt) {
+      *err = BusError{error::RecordFailed, "the record of run " + quote_value(run) + " is unreadable: " + e.what()};
+      return std::nullopt;
+    }
     std::string moved = quarantine(run);
     *err = BusError{error::RecordFailed, "the record of run " + quote_value(run) + " was unreadable (" + e.what() +
                                              ") and was moved to " + moved + "; try again"};
@@ -95,6 +99,10 @@ void Lifecycle::contain_locked(ContainRequest req, ContainDone done) {
 
 void Lifecycle::watch_owner(const Record& record) {
   if (record.keep || record.state != RunState::Running) return;
+  if (record.owner.kind == "none") {
+    spdlog::warn("run {}: its owner is unknown (the launcher's parent had gone); it runs until reaped", record.run);
+    return;
+  }
   std::string run = record.run;
   deps_.owners.watch(run, record.owner, [this, run, owner = record.owner] {
     spdlog::info("run {}: {} is gone; reaping the run", run, describe(owner));
@@ -258,11 +266,13 @@ void Lifecycle::reconcile_locked(const std::string& run, std::function<void(Reco
       break;
   }
   if (rec.boot_id != deps_.boot_id) return final_reap(std::move(rec), 0, 0, reaped("recorded in another boot"));
+  // A run without a known owner is treated like --keep: only an explicit reap ends it.
+  bool unowned = rec.keep || rec.owner.kind == "none";
   bool owner_alive = deps_.owners.alive(rec.owner);
-  if (!owner_alive && !rec.keep)
+  if (!owner_alive && !unowned)
     return final_reap(std::move(rec), 0, 0, reaped(describe(rec.owner) + " is gone"));
   if (rec.state == RunState::Running) {
-    if (rec.keep) return done({run, "kept", "launched with --keep; reap it explicitly"});
+    if (unowned) return done({run, "kept", rec.keep ? "launched with --keep; reap it explicitly" : "it has no known owner; reap it explicitly"});
     watch_owner(rec);
     return done({run, "adopted", describe(rec.owner) + " is alive; watching it"});
   }
@@ -306,7 +316,7 @@ void Lifecycle::forget(const std::string& run) {
 std::string Lifecycle::status_json(const std::string& run) {
   require_valid_run_id(run);
   std::optional<BusError> err;
-  auto record = load(run, &err);
+  auto record = load(run, &err, false);
   if (err) error::raise(err->name.c_str(), err->message);
   if (!record) error::raise(error::NoSuchRun, "no run " + quote_value(run) + " (no record under " + deps_.store.run_path(run) + ")");
   using nlohmann::json;

@@ -66,7 +66,8 @@ class Lifecycle {
   Deps& deps() { return deps_; }
 
  private:
-  std::optional<Record> load(const std::string& run, std::optional<BusError>* err);
+  // Loads the record; an unreadable one is quarantined only when 'quarantine_corrupt' (not by queries).
+  std::optional<Record> load(const std::string& run, std::optional<BusError>* err, bool quarantine_corrupt = true);
   void contain_locked(ContainRequest req, ContainDone done);
   void reap_locked(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done);
   void final_reap(Record record, int signal, std::uint64_t grace_usec, ReapDone done);

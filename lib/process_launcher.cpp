@@ -38,7 +38,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   try {
     c->held = spawn_held(req.spawn);
   } catch (const std::exception& e) {
-    return done(std::nullopt, BusError{error::ScopeFailed, std::string("cannot start the command: ") + e.what()});
+    return done(std::nullopt, BusError{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) +
+                                                              ": " + e.what()});
   }
   c->req = std::move(req);
   c->done = std::move(done);
@@ -59,6 +60,7 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
       // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
       c->held.go.reset();
       ::kill(c->held.pid, SIGKILL);
+      if (!c->done) return;  // it died first (e.g. chdir failed) and on_child_exit already answered
       auto done = std::move(c->done);
       c->done = nullptr;
       return done(std::nullopt, err);

@@ -13,7 +13,8 @@
 namespace nerve {
 
 namespace {
-[[noreturn]] void child(const SpawnSpec& spec, char* const* argv, char* const* envp, int go, int report) {
+[[noreturn]] void child(const SpawnSpec& spec, const char* path, char* const* argv, char* const* envp, int go,
+                        int report) {
   // Everything here is async-signal-safe: no allocation, no locks.
   sigset_t none;
   sigemptyset(&none);
@@ -52,12 +53,33 @@ namespace {
     n = read(go, &c, 1);
   } while (n < 0 && errno == EINTR);
   if (n != 1 || c != 'X') _exit(125);
-  execvpe(argv[0], argv, envp);
+  execve(path, argv, envp);
   fail(errno, "exec");
 }
 }  // namespace
 
+std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env) {
+  if (argv0.empty()) return std::nullopt;
+  if (argv0.find('/') != std::string::npos) return argv0;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
 HeldChild spawn_held(const SpawnSpec& spec) {
+  auto path = resolve_command(spec.argv.empty() ? "" : spec.argv[0], spec.env);
+  if (!path) throw std::system_error(ENOENT, std::generic_category(), "'" + (spec.argv.empty() ? "" : spec.argv[0]) + "' not found in PATH");
   std::vector<char*> argv, envp;
   for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));
   argv.push_back(nullptr);
@@ -76,7 +98,7 @@ HeldChild spawn_held(const SpawnSpec& spec) {
     for (int fd : {go[0], go[1], report[0], report[1]}) ::close(fd);
     throw std::system_error(err, std::generic_category(), "fork");
   }
-  if (pid == 0) child(spec, argv.data(), envp.data(), go[0], report[1]);
+  if (pid == 0) child(spec, path->c_str(), argv.data(), envp.data(), go[0], report[1]);
   ::close(go[0]);
   ::close(report[1]);
   HeldChild h;

@@ -10,13 +10,14 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace nerve {
 
 struct SpawnSpec {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH of 'env' if it has no '/'
+  std::vector<std::string> argv;  // argv[0] is looked up in the PATH of 'env' if it has no '/'
   std::vector<std::string> env;   // KEY=VALUE
   std::string cwd;
   int stdio[3] = {-1, -1, -1};
@@ -29,7 +30,11 @@ struct HeldChild {
   Fd report;  // EOF: exec happened; otherwise "errno message"
 };
 
-// Throws std::system_error when the child cannot be made.
+// The file argv0 names: itself if it has a '/', else the first executable file of that name in the
+// PATH entry of 'env' (or /usr/local/bin:/usr/bin:/bin without one); nullopt if there is none.
+std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env);
+
+// Throws std::system_error when the child cannot be made (ENOENT when the command is not found).
 HeldChild spawn_held(const SpawnSpec& spec);
 
 // Lets the child exec. false if it is already gone.

@@ -1,0 +1,108 @@
+// The fixture of every integration test: a fresh runs folder and a nerved of its own, on the session
+// bus of the private user manager that tests/harness/with-user-manager.sh made for this one test.
+//
+// SetUp fails (never skips) when the test is not under a user manager, then starts nerved with
+// --ready-fd and waits for its READY line. Every process a test starts is tracked by pid and start
+// time; TearDown kills what is left of them by pid, checks that no escaper process survived, stops
+// nerved, prints the logs when the test failed, and removes the temp folder.
+#pragma once
+
+#include "record.h"
+#include "support.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sdbus {
+class IProxy;
+}
+
+namespace nerve::itest {
+
+// Where the programs under test are (compile definitions made by CMake from the targets).
+inline const std::string kNerved = NERVE_TEST_NERVED;
+inline const std::string kNervectl = NERVE_TEST_NERVECTL;
+inline const std::string kEscaper = NERVE_TEST_ESCAPER;
+
+// The answer of a raw bus call to nerved: empty error_name on success.
+struct BusReply {
+  std::string error_name;
+  std::string error_message;
+  std::string failure;  // the helper process itself failed (no answer at all)
+};
+
+class NervedTest : public ::testing::Test {
+ protected:
+  using Env = std::map<std::string, std::optional<std::string>>;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // Starts nerved on runs_ (ENV added to its environment) and waits (bounded) for READY; a fatal
+  // failure if it does not come.
+  void start_nerved(Env env = {});
+  // Bounded wait for nerved to end by itself; its exit code (128+N after signal N), or -1 and a
+  // failure if it is still running after kEventTimeout.
+  int await_nerved_exit();
+  // SIGTERM to nerved and a bounded wait; a failure unless it exits 0.
+  void stop_nerved();
+
+  // nervectl ARGS, run to its end.
+  Output ctl(std::vector<std::string> args, Env env = {}, milliseconds timeout = milliseconds{30'000});
+  // Starts ARGV in the background with stdout and stderr to NAME.out / NAME.err in the temp folder
+  // (stdout to STDOUT_FD instead when it is given). The pid is tracked and killed in TearDown.
+  pid_t start_background(const std::string& name, std::vector<std::string> argv, int stdout_fd = -1);
+  // nervectl ARGS in the background (start_background).
+  pid_t ctl_background(const std::string& name, std::vector<std::string> args, int stdout_fd = -1);
+  // Tracks a process the test caused (killed by pid in TearDown); escapers are checked to be gone.
+  void track(pid_t pid, bool escaper);
+
+  // Waits for DIR/ready of `nerve_test_escaper --markers DIR`, then reads the pids of its four
+  // roles (main, setsid, grandchild, ignoreterm) and tracks them. Empty map (and a failure) if the
+  // escaper did not get ready in time.
+  std::map<std::string, pid_t> await_markers(const std::string& dir);
+  // Waits for the pid file of `nerve_test_escaper --pidfile FILE`, reads and tracks it; 0 on failure.
+  pid_t await_pidfile(const std::string& path);
+
+  // lifecycle.json and receipt.json of RUN, parsed with the library's parsers (throw if absent).
+  Record record(const std::string& run) const;
+  Receipt receipt(const std::string& run) const;
+
+  // A property of a user unit as systemd reports it (`systemctl --user show -p NAME --value UNIT`).
+  std::string unit_property(const std::string& unit, const std::string& name);
+  // The folder of a cgroup path as systemd and nerved report it ("/app.slice/x.scope").
+  std::string cgroup_folder(const std::string& cgroup) const { return cgroup_root_ + cgroup; }
+
+  // Makes CALL on a proxy of nerved's object (org.nerve.Lifecycle1.Manager on /org/nerve/Lifecycle1)
+  // in a forked helper process, so that a wrongly accepted Contain can only ever contain the helper,
+  // never the test. The helper's own connection bypasses nervectl and all its checks.
+  BusReply call_nerved(const std::function<void(sdbus::IProxy&)>& call);
+  // The same for METHOD with a run id: Contain gets (run, 0, {}), Reap (run, 0), GetRun (run),
+  // Forget (run), and any other method no arguments.
+  BusReply call_nerved(const std::string& method, const std::string& run);
+
+  std::string path(const std::string& name) const { return tmp_ + "/" + name; }
+
+  std::string tmp_;          // the test's own temp folder
+  std::string state_;        // tmp_/state: holds nothing but the runs folder
+  std::string runs_;         // tmp_/state/runs: nerved's --runs-dir
+  std::string cgroup_root_;  // NERVE_CGROUP_ROOT
+  std::string nerved_log_;
+  pid_t nerved_pid_ = -1;
+
+ private:
+  struct Tracked {
+    pid_t pid;
+    std::uint64_t start_time;
+    bool escaper;
+  };
+  std::vector<Tracked> tracked_;
+  std::vector<std::string> logs_;  // files printed when the test fails
+};
+
+}  // namespace nerve::itest

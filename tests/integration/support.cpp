@@ -1,0 +1,334 @@
+#include "support.h"
+
+#include "host.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace nerve::itest {
+
+namespace {
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd = -1) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() { reset(); }
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+char proc_state(pid_t pid) {
+  auto text = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return '\0';
+  auto close = text->rfind(") ");
+  if (close == std::string::npos || close + 2 >= text->size()) return '\0';
+  return (*text)[close + 2];
+}
+
+bool alive(pid_t pid) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) < 0 && errno == ESRCH) return false;
+  char s = proc_state(pid);
+  return s != '\0' && s != 'Z' && s != 'X';
+}
+
+bool wait_gone(pid_t pid, milliseconds timeout) {
+  if (pid <= 0) return true;
+  OwnedFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (fd.get() < 0) return errno == ESRCH || !alive(pid);
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (!alive(pid)) return true;  // a zombie has ended too
+    pollfd p{fd.get(), POLLIN, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n > 0) return true;
+    if (n == 0) return !alive(pid);
+    if (errno != EINTR) return !alive(pid);
+  }
+}
+
+std::optional<int> wait_child(pid_t pid, milliseconds timeout) {
+  if (!wait_gone(pid, timeout)) return std::nullopt;
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, 0);
+    if (r == pid) return exit_code_of(status);
+    if (r < 0 && errno == EINTR) continue;
+    return std::nullopt;  // not our child, or already collected
+  }
+}
+
+void reap_ended_children() {
+  int status;
+  while (::waitpid(-1, &status, WNOHANG) > 0) {
+  }
+}
+
+pid_t spawn(const SpawnSpec& spec) {
+  if (spec.argv.empty()) throw std::runtime_error("spawn: empty argv");
+  // Everything the child needs is built before fork: after it, only async-signal-safe calls.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    std::string key = kv.substr(0, kv.find('='));
+    if (spec.env.count(key)) continue;
+    env_text.push_back(kv);
+  }
+  for (const auto& [key, value] : spec.env)
+    if (value) env_text.push_back(key + "=" + *value);
+  std::vector<char*> envp;
+  for (auto& s : env_text) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = spec.argv;
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::vector<std::pair<int, int>> keep = spec.keep_fds;
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) throw std::runtime_error(std::string("open /dev/null: ") + std::strerror(errno));
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(devnull);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    // Move the kept descriptors out of the way of 0-2 and of each other first.
+    for (auto& [from, to] : keep) {
+      int moved = ::fcntl(from, F_DUPFD_CLOEXEC, 100);
+      if (moved < 0) ::_exit(127);
+      from = moved;
+    }
+    int in = spec.stdin_fd >= 0 ? spec.stdin_fd : devnull;
+    int out = spec.stdout_fd >= 0 ? spec.stdout_fd : devnull;
+    int err = spec.stderr_fd >= 0 ? spec.stderr_fd : devnull;
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+    for (auto& [from, to] : keep)
+      if (::dup2(from, to) < 0) ::_exit(127);
+    // Signals as a fresh process expects them (the test runner may have changed some).
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::sigaction(s, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char* msg = "spawn: exec failed: ";
+    (void)!::write(2, msg, std::strlen(msg));
+    (void)!::write(2, argv[0], std::strlen(argv[0]));
+    (void)!::write(2, "\n", 1);
+    ::_exit(127);
+  }
+  ::close(devnull);
+  return pid;
+}
+
+Output run(SpawnSpec spec, milliseconds timeout) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) < 0) throw std::runtime_error("pipe2");
+  if (::pipe2(err_pipe, O_CLOEXEC) < 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::runtime_error("pipe2");
+  }
+  OwnedFd out_r(out_pipe[0]), out_w(out_pipe[1]), err_r(err_pipe[0]), err_w(err_pipe[1]);
+  spec.stdout_fd = out_w.get();
+  spec.stderr_fd = err_w.get();
+  auto started = Clock::now();
+  auto deadline = started + timeout;
+  pid_t pid = spawn(spec);
+  out_w.reset();
+  err_w.reset();
+
+  Output o;
+  bool out_open = true, err_open = true;
+  char buf[4096];
+  while (out_open || err_open) {
+    pollfd p[2] = {{out_open ? out_r.get() : -1, POLLIN, 0}, {err_open ? err_r.get() : -1, POLLIN, 0}};
+    int n = ::poll(p, 2, remaining_ms(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      o.timed_out = true;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = ::read(p[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        (i == 0 ? o.out : o.err).append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        (i == 0 ? out_open : err_open) = false;
+      }
+    }
+  }
+  auto code = o.timed_out ? std::nullopt : wait_child(pid, milliseconds(remaining_ms(deadline)));
+  if (!code) {
+    o.timed_out = true;
+    ::kill(pid, SIGKILL);
+    code = wait_child(pid, kEventTimeout);
+  }
+  o.exit_code = code.value_or(-1);
+  o.took = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  return o;
+}
+
+bool wait_for_file(const std::string& path, milliseconds timeout) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  OwnedFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (in.get() < 0) throw std::runtime_error("inotify_init1");
+  // The watch first, then the check: a file created in between is still seen.
+  if (::inotify_add_watch(in.get(), dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ATTRIB) < 0)
+    return ::access(path.c_str(), F_OK) == 0;
+  auto deadline = Clock::now() + timeout;
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    if (::access(path.c_str(), F_OK) == 0) return true;
+    pollfd p{in.get(), POLLIN, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ::access(path.c_str(), F_OK) == 0;
+    while (::read(in.get(), buf, sizeof buf) > 0) {
+    }
+  }
+}
+
+bool wait_folder_gone(const std::string& folder, milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (::access(folder.c_str(), F_OK) < 0 && errno == ENOENT) return true;
+    if (Clock::now() >= deadline) return false;
+    struct timespec ts {0, 10'000'000};
+    ::nanosleep(&ts, nullptr);
+  }
+}
+
+std::string read_until_eof(int fd, milliseconds timeout, bool* eof) {
+  auto deadline = Clock::now() + timeout;
+  std::string text;
+  char buf[4096];
+  *eof = false;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return text;
+    ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) {
+      *eof = true;
+      return text;
+    }
+    text.append(buf, static_cast<std::size_t>(got));
+  }
+}
+
+bool read_until(int fd, const std::string& text, milliseconds timeout, std::string* got) {
+  auto deadline = Clock::now() + timeout;
+  char buf[256];
+  for (;;) {
+    if (got->find(text) != std::string::npos) return true;
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r <= 0) return got->find(text) != std::string::npos;
+    got->append(buf, static_cast<std::size_t>(r));
+  }
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+pid_t read_pid_file(const std::string& path) {
+  auto text = read_file(path);
+  if (!text || text->empty() || text->back() != '\n') return 0;
+  char* end = nullptr;
+  long v = std::strtol(text->c_str(), &end, 10);
+  if (end == text->c_str() || *end != '\n' || v <= 0) return 0;
+  return static_cast<pid_t>(v);
+}
+
+std::vector<std::string> list_folder(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return names;
+  while (auto* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool ignores_signal(pid_t pid, int sig) {
+  auto text = read_file("/proc/" + std::to_string(pid) + "/status");
+  if (!text) return false;
+  auto at = text->find("\nSigIgn:\t");
+  if (at == std::string::npos) return false;
+  unsigned long long mask = std::strtoull(text->c_str() + at + 9, nullptr, 16);
+  return (mask >> (sig - 1)) & 1u;
+}
+
+pid_t session_of(pid_t pid) { return ::getsid(pid); }
+
+std::string describe_process(pid_t pid) {
+  std::ostringstream s;
+  s << pid << " (";
+  char st = proc_state(pid);
+  if (st == '\0') {
+    s << "gone)";
+    return s.str();
+  }
+  s << "state " << st << ", ppid " << proc_parent(pid).value_or(-1) << ", cgroup "
+    << proc_cgroup(pid).value_or("?") << ")";
+  return s.str();
+}
+
+}  // namespace nerve::itest

@@ -69,11 +69,18 @@ void ReapOp::stop_scope(const std::string& cgroup) {
 }
 
 void ReapOp::send_stop() {
-  if (signal_ != 0) {
-    // Cancellation passes the supervisor's signal on to every process of the scope; systemd collects
-    // the scope once it is empty.
-    if (auto err = deps_.systemd.kill_unit(record_.unit, signal_); !err.empty())
-      spdlog::warn("run {} unit {}: KillUnit({}) failed: {}", record_.run, record_.unit, signal_, err);
+  // StopUnit makes systemd SIGKILL after the scope's TimeoutStopUSec, the launch's grace, which systemd
+  // 252 cannot change on a running scope. Use it only when this reap's grace is shorter, so that
+  // nerved's own timer always decides (and knows) when SIGKILL is sent. Otherwise, and for a
+  // cancellation's signal, send the signal to every process with KillUnit; systemd collects the scope
+  // once it is empty.
+  bool stop_unit = signal_ == 0 && grace_usec_ < record_.grace_usec;
+  if (!stop_unit) {
+    int sig = signal_ ? signal_ : SIGTERM;
+    if (auto err = deps_.systemd.kill_unit(record_.unit, sig); !err.empty())
+      spdlog::warn("run {} unit {}: KillUnit({}) failed: {}", record_.run, record_.unit, sig, err);
+    else if (sig != SIGKILL && sig != SIGCONT)
+      deps_.systemd.kill_unit(record_.unit, SIGCONT);  // as systemd does on stop: wake stopped processes
     if (cgroup_.empty()) finish(Outcome::Complete, "");
     return;
   }

@@ -1,15 +1,15 @@
 // One reap of one attempt's scope: decide (reap_decision.h), then stop and confirm empty.
 //
-// Stop: watch the cgroup's cgroup.events first, then StopUnit (systemd sends TERM to every process of
-// the scope, KillMode=control-group, and SIGKILL after the scope's TimeoutStopUSec, which is the
-// launch's grace: systemd 252 does not let it be changed on a running scope), then wait on events:
-// the cgroup becoming empty ("populated 0", or the folder gone) ends the reap as complete. If processes
-// remain when the reap's grace is over (so a reap grace shorter than the launch's wins): KillUnit(all, SIGKILL); one second later, cgroup.kill through a
-// checked folder fd; if the cgroup is still not empty kKillWait after the grace, the reap ends as
-// pending_retry and names the pids left. No step sleeps; every wait is a watch or a timer.
-//
-// Cancel (a signal other than TERM, passed on from a supervisor): KillUnit(all, signal) instead of
-// StopUnit, then the same waits and escalation; systemd collects the scope once it is empty.
+// Stop: watch the cgroup's cgroup.events first, then send the stop: StopUnit (systemd sends TERM to
+// every process of the scope, KillMode=control-group) when this reap's grace is shorter than the
+// scope's TimeoutStopUSec (the launch's grace, which systemd 252 cannot change on a running scope);
+// otherwise KillUnit(all, SIGTERM), so that systemd never sends SIGKILL before the reap's grace is
+// over. A cancellation sends its own signal with KillUnit. Then wait on events: the cgroup becoming
+// empty ("populated 0", or the folder gone) ends the reap as complete. If processes remain when the
+// grace is over, nerved itself sends KillUnit(all, SIGKILL) (so the receipt's "killed" is exact); one
+// second later, cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait
+// after the grace, the reap ends as pending_retry and names the pids left. Nothing sleeps; every
+// wait is a watch or a timer.
 #pragma once
 
 #include "deps.h"

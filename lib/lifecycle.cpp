@@ -85,7 +85,9 @@ void Lifecycle::contain_locked(ContainRequest req, ContainDone done) {
   deps_.owners.unwatch(old.run);
   spdlog::info("run {}: attempt {} ({}) is {}; reaping it before attempt {}", old.run, old.attempt, old.unit,
                to_string(old.state), old.attempt + 1);
-  ReapOp::start(deps_, old, 0, [this, old, req = std::move(req), done = std::move(done)](Receipt r) mutable {
+  // The earlier attempt gets the new launch's grace: the engine asking again decides how long it waits.
+  std::uint64_t grace = req.grace_usec;
+  ReapOp::start(deps_, old, grace, [this, old, req = std::move(req), done = std::move(done)](Receipt r) mutable {
     spdlog::info("run {} attempt {} unit {}: reaped before relaunch: {}{}", old.run, old.attempt, old.unit,
                  to_string(r.outcome), r.error.empty() ? "" : " (" + r.error + ")");
     if (r.outcome == Outcome::PendingRetry)

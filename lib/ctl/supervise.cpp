@@ -61,6 +61,8 @@ std::string read_report(int fd) {
   std::string cgroup;
   try {
     auto bus = sdbus::createSessionBusConnection();
+    // A relaunch first reaps the earlier attempt with this grace: allow for it.
+    bus->setMethodCallTimeout((req.grace_usec ? req.grace_usec : 10'000'000) + 60'000'000);
     auto proxy = sdbus::createProxy(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
     std::map<std::string, sdbus::Variant> options;
     options["owner_bus_name"] = sdbus::Variant(owner_name);

@@ -123,6 +123,7 @@ int launch(Context& ctx, std::vector<std::string>& in) {
   std::map<std::string, sdbus::Variant> options;
   if (a.flags.count("keep")) options["keep"] = sdbus::Variant(true);
 
+  allow_for_grace(ctx, grace);  // a relaunch first reaps the earlier attempt, with this grace
   auto [unit, invocation, cgroup, attempt] = ctx.client().Contain(run, grace, options);
 
   // Trust, but verify: this very process must now be in the scope's cgroup.

@@ -49,8 +49,10 @@ bool ContainOp::save(const char* step) {
 void ContainOp::begin() {
   if (!is_valid_unit_name(record_.unit))
     return fail(error::InvalidRunId, "run id " + quote_value(req_.run) + " does not make a valid unit name");
+  spdlog::debug("run {} attempt {}: writing the intent record", record_.run, record_.attempt);
   if (!save("intent")) return;
   intent_saved_ = true;
+  spdlog::debug("run {} attempt {}: intent durable; StartTransientUnit {}", record_.run, record_.attempt, record_.unit);
   fault_point("after-intent");
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec};
   auto self = self_;
@@ -59,6 +61,7 @@ void ContainOp::begin() {
 
 void ContainOp::on_started(JobOutcome job) {
   fault_point("after-start");
+  spdlog::debug("run {} attempt {}: start job ended: {}", record_.run, record_.attempt, job.ok ? "done" : job.result);
   if (!job.ok) {
     std::string why = job.error.empty() ? "its job ended with result '" + job.result + "'" : job.error;
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " + quote_value(record_.run) +
@@ -84,6 +87,7 @@ void ContainOp::on_started(JobOutcome job) {
   record_.cgroup = l.unit.control_group;
   record_.cgroup_id = *id;
   record_.state = RunState::Running;
+  spdlog::debug("run {} attempt {}: membership checked; writing the running record", record_.run, record_.attempt);
   if (!save("running")) return;
   fault_point("after-running");
   spdlog::info("run {} attempt {}: pid {} contained in {} (invocation {}, cgroup {})", record_.run,

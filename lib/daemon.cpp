@@ -92,7 +92,7 @@ int daemon_main(int argc, char** argv) {
   if (!parse(argc, argv, opt, code)) return code;
   auto logger = spdlog::stderr_color_mt("nerved");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("nerved[%P]: %l: %v");
+  spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
   spdlog::set_level(opt.verbose ? spdlog::level::debug : spdlog::level::info);
 
   try {

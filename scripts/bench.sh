@@ -10,7 +10,8 @@ exec "$top/tests/harness/with-user-manager.sh" -- bash -c '
   build=$1; runs=$2
   work=$(mktemp -d); trap "kill \$np 2>/dev/null; wait \$np 2>/dev/null; rm -rf $work" EXIT
   mkfifo "$work/ready"
-  "$build/daemon/nerved" --runs-dir "$work/runs" --ready-fd 3 3>"$work/ready" 2>"$work/nerved.log" & np=$!
+  "$build/daemon/nerved" --runs-dir "$work/runs" --ready-fd 3 ${NERVE_BENCH_VERBOSE:+--verbose} 3>"$work/ready" 2>"$work/nerved.log" & np=$!
   read -r -t 10 _ <"$work/ready"
   "$build/bench/nerve_bench" "$runs"
+  [ -z "${NERVE_BENCH_VERBOSE:-}" ] || cp "$work/nerved.log" /tmp/nerve-bench-nerved.log
 ' bench "$build" "${1:-50}"

@@ -32,7 +32,7 @@ Fd RunStore::open_run(const std::string& run, bool create) const {
   return open_dir_at(dir_.get(), run, create, run_path(run));
 }
 
-std::optional<Record> RunStore::load(const std::string& run) const {
+std::optional<std::string> RunStore::read(const std::string& run, const char* file) const {
   Fd dir;
   try {
     dir = open_run(run, false);
@@ -40,7 +40,11 @@ std::optional<Record> RunStore::load(const std::string& run) const {
     if (e.err() == ENOENT) return std::nullopt;
     throw;
   }
-  auto text = read_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
+  return read_file_at(dir.get(), file, run_path(run) + "/" + file);
+}
+
+std::optional<Record> RunStore::load(const std::string& run) const {
+  auto text = read(run, kRecordFile);
   if (!text) return std::nullopt;
   Record r = parse_record(*text);
   if (r.run != run) throw RecordCorrupt("lifecycle.json names run '" + r.run + "', not its folder");
@@ -48,14 +52,7 @@ std::optional<Record> RunStore::load(const std::string& run) const {
 }
 
 std::optional<Receipt> RunStore::load_receipt(const std::string& run) const {
-  Fd dir;
-  try {
-    dir = open_run(run, false);
-  } catch (const FsError& e) {
-    if (e.err() == ENOENT) return std::nullopt;
-    throw;
-  }
-  auto text = read_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
+  auto text = read(run, kReceiptFile);
   if (!text) return std::nullopt;
   return parse_receipt(*text);
 }

@@ -45,6 +45,8 @@ class RunStore {
 
  private:
   Fd open_run(const std::string& run, bool create) const;
+  // The content of 'file' in the run's folder; nullopt if the folder or the file does not exist.
+  std::optional<std::string> read(const std::string& run, const char* file) const;
 
   void notify(const std::string& run) const {
     if (observer_) observer_(run);

@@ -3,6 +3,7 @@
 #include "fd.h"
 #include "host.h"
 #include "client.h"
+#include "exec_command.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -85,18 +86,7 @@ std::string read_report(int fd) {
   if (!write_all(report_fd, "K")) ::_exit(kExitNotLaunched);
   if (::read(ctl_fd, &go, 1) != 1 || go != 'X') ::_exit(kExitNotLaunched);
 
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(s, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::vector<char*> argv;
-  for (auto& s : req.cmd) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  int err = errno;
+  int err = exec_command(req.cmd);
   write_all(report_fd, "F" + std::to_string(err) + " cannot execute '" + req.cmd[0] + "': " + std::strerror(err));
   ::_exit(err == ENOENT ? 127 : 126);
 }

@@ -1,6 +1,7 @@
 // The verbs of nervectl: each parses its arguments, makes one bus call, and formats the answer.
 #include "client.h"
 #include "ctl.h"
+#include "exec_command.h"
 #include "supervise.h"
 
 #include "errors.h"
@@ -137,20 +138,7 @@ int launch(Context& ctx, std::vector<std::string>& in) {
   }
   ctx.disconnect();  // CMD inherits no bus connection
 
-  // A shell leaves INT and QUIT ignored in background jobs; CMD gets the defaults, and no blocked signal.
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(s, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-
-  std::vector<char*> argv;
-  for (auto& s : cmd) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  int err = errno;
+  int err = exec_command(cmd);
   std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s (run '%s' is contained in %s; reap it)\n",
                cmd[0].c_str(), std::strerror(err), run.c_str(), unit.c_str());
   return err == ENOENT ? 127 : 126;

@@ -1,0 +1,25 @@
+#include "exec_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
+namespace nerve::ctl {
+
+int exec_command(const std::vector<std::string>& cmd) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(s, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::vector<char*> argv;
+  for (const auto& s : cmd) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  return errno;
+}
+
+}  // namespace nerve::ctl

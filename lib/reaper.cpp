@@ -54,14 +54,14 @@ void ReapOp::stop_scope(const std::string& cgroup) {
   fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
   timers_.push_back(deps_.timers.add_timer(grace, [this] {
-    if (finished_ || !deps_.cgroups.populated(cgroup_)) return;
+    if (finished_ || !populated()) return;
     killed_ = true;
     spdlog::info("run {} unit {}: processes left after the grace, sending SIGKILL", record_.run, record_.unit);
     if (auto err = deps_.systemd.kill_unit(record_.unit, SIGKILL); !err.empty())
       spdlog::warn("run {} unit {}: KillUnit failed: {}", record_.run, record_.unit, err);
   }));
   timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [this] {
-    if (finished_ || !deps_.cgroups.populated(cgroup_)) return;
+    if (finished_ || cgroup_.empty() || !populated()) return;
     kill_cgroup();
   }));
   timers_.push_back(deps_.timers.add_timer(grace + kKillWait, [this] { on_grace_over(); }));
@@ -113,9 +113,16 @@ void ReapOp::check_empty() {
   if (!deps_.cgroups.populated(cgroup_)) finish(Outcome::Complete, "");
 }
 
+bool ReapOp::populated() {
+  // Without a known cgroup nothing can be confirmed empty: take it as populated.
+  return cgroup_.empty() || deps_.cgroups.populated(cgroup_);
+}
+
 void ReapOp::on_grace_over() {
   if (finished_) return;
-  if (!deps_.cgroups.populated(cgroup_)) return finish(Outcome::Complete, "");
+  if (cgroup_.empty())
+    return finish(Outcome::PendingRetry, "the stop job of " + record_.unit + " did not end, and the unit has no cgroup to check");
+  if (!populated()) return finish(Outcome::Complete, "");
   std::string pids;
   for (pid_t p : deps_.cgroups.pids(cgroup_)) pids += (pids.empty() ? "" : " ") + std::to_string(p);
   finish(Outcome::PendingRetry, "cgroup " + cgroup_ + " still holds processes after SIGKILL: " + pids);

@@ -41,6 +41,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void send_stop();
   void kill_cgroup();
   void check_empty();
+  bool populated();
   void on_grace_over();
   void finish(Outcome outcome, std::string error);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <type_traits>
 
 namespace nerve {
 
@@ -95,6 +96,10 @@ json parse_versioned(const std::string& text, const char* what) {
 template <typename T>
 T field(const json& j, const char* name, const char* what) {
   try {
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      // nlohmann would turn -1 into a huge unsigned number; a negative count or id is corrupt.
+      if (!j.at(name).is_number_unsigned()) throw RecordCorrupt(std::string(what) + " has a negative or non-integer '" + name + "'");
+    }
     return j.at(name).get<T>();
   } catch (const json::exception&) {
     throw RecordCorrupt(std::string(what) + " lacks a valid '" + name + "'");

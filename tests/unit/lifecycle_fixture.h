@@ -1,0 +1,129 @@
+// Lifecycle over a small simulated systemd, built on the GMock doubles: a scope exists from the end of
+// its start job (start_job_ends()) until it is told to stop, by StopUnit or by KillUnit with SIGTERM
+// or SIGKILL; then its cgroup empties at once, unless stop_empties is false (processes that survive
+// every signal). 'events' logs "start <unit>" and "stop <unit>" in the order they were asked for.
+#pragma once
+
+#include "doubles.h"
+#include "lifecycle.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <memory>
+
+namespace nerve::test {
+
+struct ContainResult {
+  std::optional<ContainReply> reply;
+  std::optional<BusError> error;
+};
+struct ReapResult {
+  std::optional<Receipt> receipt;
+  std::optional<BusError> error;
+};
+
+class LifecycleTest : public ::testing::Test, protected World {
+ protected:
+  static constexpr pid_t kPid = 4321;
+  static constexpr auto kGrace = std::chrono::seconds(5);
+
+  Lifecycle lifecycle{deps};
+  std::map<std::string, UnitState> units;
+  std::map<std::string, bool> populated;  // by cgroup
+  std::map<std::string, std::uint64_t> cgroup_ids;
+  std::map<std::string, std::function<void()>> watchers;  // by cgroup
+  std::vector<std::pair<ScopeSpec, std::function<void(JobOutcome)>>> starts;
+  std::vector<std::string> events;
+  std::optional<std::string> leader_cgroup;
+  bool stop_empties = true;
+
+  LifecycleTest() {
+    using ::testing::Invoke;
+    using ::testing::Return;
+    ON_CALL(systemd, version).WillByDefault(Return("252"));
+    ON_CALL(systemd, start_scope).WillByDefault(Invoke([this](const ScopeSpec& spec, auto done) {
+      events.push_back("start " + spec.unit);
+      starts.emplace_back(spec, std::move(done));
+    }));
+    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string& unit) {
+      auto it = units.find(unit);
+      if (it == units.end()) return Lookup{LookupStatus::NoSuchUnit, {}, ""};
+      return Lookup{LookupStatus::Found, it->second, ""};
+    }));
+    ON_CALL(systemd, stop_unit).WillByDefault(Invoke([this](const std::string& unit, auto done) {
+      stop(unit);
+      if (stop_empties) done(JobOutcome{true, "done", "", false});
+    }));
+    ON_CALL(systemd, kill_unit).WillByDefault(Invoke([this](const std::string& unit, int signo) {
+      if (signo == SIGTERM || signo == SIGKILL) stop(unit);
+      return std::string();
+    }));
+    ON_CALL(cgroups, id).WillByDefault(Invoke([this](const std::string& cgroup) -> std::optional<std::uint64_t> {
+      if (!cgroup_ids.count(cgroup)) return std::nullopt;
+      return cgroup_ids[cgroup];
+    }));
+    ON_CALL(cgroups, populated).WillByDefault(Invoke([this](const std::string& cgroup) { return populated[cgroup]; }));
+    ON_CALL(cgroups, pids).WillByDefault(Return(std::vector<pid_t>{kPid}));
+    ON_CALL(cgroups, watch).WillByDefault(Invoke([this](const std::string& cgroup, auto changed) {
+      watchers[cgroup] = std::move(changed);
+      return 1;
+    }));
+    ON_CALL(cgroups, member_of(kPid)).WillByDefault(Invoke([this] { return leader_cgroup; }));
+  }
+
+  ContainRequest request(const std::string& run, bool keep = false) const {
+    return {run, kPid, std::chrono::microseconds(kGrace).count(), keep, {"process", 99, 12345, ""}};
+  }
+  ContainResult& contain(const std::string& run, bool keep = false) {
+    auto& result = *contains_.emplace_back(std::make_shared<ContainResult>());
+    lifecycle.contain(request(run, keep), [&result](auto reply, auto error) {
+      result.reply = std::move(reply);
+      result.error = std::move(error);
+    });
+    return result;
+  }
+  ReapResult& reap(const std::string& run) {
+    auto& result = *reaps_.emplace_back(std::make_shared<ReapResult>());
+    lifecycle.reap(run, 0, [&result](auto receipt, auto error) {
+      result.receipt = std::move(receipt);
+      result.error = std::move(error);
+    });
+    return result;
+  }
+  // Ends the job of the last scope asked for with "done": the scope is active and holds the pid.
+  void start_job_ends() {
+    ASSERT_FALSE(starts.empty()) << "no scope was asked for";
+    auto& [spec, done] = starts.back();
+    const std::string cgroup = "/user.slice/user-1000.slice/user@1000.service/app.slice/" + spec.unit;
+    units[spec.unit] = {std::string(31, 'a') + std::to_string(starts.size()), "active", cgroup, spec.description};
+    populated[cgroup] = true;
+    cgroup_ids[cgroup] = 100 + starts.size();
+    leader_cgroup = cgroup;
+    done(JobOutcome{true, "done", "", false});
+  }
+  ContainResult& contained(const std::string& run, bool keep = false) {
+    ContainResult& result = contain(run, keep);
+    start_job_ends();
+    EXPECT_TRUE(result.reply) << (result.error ? result.error->message : "no answer");
+    return result;
+  }
+  RunState state_on_disk(const std::string& run) const { return store.load(run).value().state; }
+
+ private:
+  void stop(const std::string& unit) {
+    events.push_back("stop " + unit);
+    auto it = units.find(unit);
+    if (!stop_empties || it == units.end()) return;
+    const std::string cgroup = it->second.control_group;
+    units.erase(it);
+    populated[cgroup] = false;
+    if (watchers.count(cgroup)) watchers[cgroup]();
+  }
+
+  std::vector<std::shared_ptr<ContainResult>> contains_;
+  std::vector<std::shared_ptr<ReapResult>> reaps_;
+};
+
+}  // namespace nerve::test

@@ -1,0 +1,19 @@
+// How GoogleTest prints nerve's enums in failure messages: by name, not as bytes. Every test file
+// that compares them includes this (directly or through doubles.h), so all agree on the printer.
+#pragma once
+
+#include "reap_decision.h"
+#include "record.h"
+
+#include <ostream>
+
+namespace nerve {
+
+inline void PrintTo(RunState s, std::ostream* os) { *os << to_string(s); }
+inline void PrintTo(Outcome o, std::ostream* os) { *os << to_string(o); }
+inline void PrintTo(ReapAction a, std::ostream* os) {
+  constexpr const char* names[] = {"NoScope", "Retry", "Refuse", "Stop", "KillCgroup"};
+  *os << names[static_cast<int>(a)];
+}
+
+}  // namespace nerve

@@ -1,0 +1,194 @@
+#include "contain.h"
+
+#include "doubles.h"
+#include "errors.h"
+#include "reap_decision.h"
+#include "run_id.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace nerve;
+using namespace std::chrono_literals;
+using ::testing::_;
+using ::testing::DoAll;
+using ::testing::HasSubstr;
+using ::testing::Invoke;
+using ::testing::Return;
+using ::testing::SaveArg;
+
+namespace {
+
+constexpr pid_t kPid = 4321;
+const std::string kCgroup = "/user.slice/user-1000.slice/user@1000.service/app.slice/the.scope";
+constexpr std::uint64_t kId = 77;
+
+// A contain of run r1 whose scope starts when job_ends() is called and then looks as it should:
+// active, with an InvocationID and a cgroup that holds the pid.
+class AContainOp : public ::testing::Test, protected test::World {
+ protected:
+  ContainRequest request{"r1", kPid, 5'000'000, false, {"process", 99, 12345, ""}};
+  ScopeSpec spec;
+  std::function<void(JobOutcome)> job_done;
+  UnitState unit{test::kInvocationId, "active", kCgroup, ""};
+  std::optional<ContainReply> reply;
+  std::optional<BusError> error;
+
+  AContainOp() {
+    ON_CALL(systemd, start_scope).WillByDefault(DoAll(SaveArg<0>(&spec), SaveArg<1>(&job_done)));
+    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string&) {
+      return Lookup{LookupStatus::Found, unit, ""};
+    }));
+    ON_CALL(cgroups, member_of(kPid)).WillByDefault(Return(kCgroup));
+    ON_CALL(cgroups, id(kCgroup)).WillByDefault(Return(kId));
+  }
+
+  void contain(unsigned attempt = 1) {
+    ContainOp::start(deps, request, attempt, [this](auto r, auto e) {
+      reply = std::move(r);
+      error = std::move(e);
+    });
+  }
+  void job_ends(JobOutcome job = {true, "done", "", false}) {
+    ASSERT_TRUE(job_done) << "no scope was asked for";
+    job_done(std::move(job));
+  }
+  RunState state_on_disk() const { return store.load("r1").value().state; }
+};
+
+}  // namespace
+
+TEST_F(AContainOp, WritesTheIntentRecordBeforeItAsksForTheScope) {
+  EXPECT_CALL(systemd, start_scope).WillOnce(Invoke([this](const ScopeSpec& spec, auto) {
+    auto r = store.load("r1");
+    ASSERT_TRUE(r) << "no record on disk when the scope was asked for";
+    EXPECT_EQ(r->state, RunState::Launching);
+    EXPECT_EQ(r->unit, spec.unit);
+    EXPECT_EQ(r->nonce.size(), 16u);
+    EXPECT_EQ(r->boot_id, test::kBootId);
+    EXPECT_EQ(r->attempt, 1u);
+    EXPECT_EQ(r->leader_pid, kPid);
+    EXPECT_EQ(r->owner.pid, 99);
+  }));
+  contain();
+}
+
+TEST_F(AContainOp, NamesTheScopeWithItsNonceAndPutsTheNonceInTheDescription) {
+  contain(3);
+  const Record r = store.load("r1").value();
+  EXPECT_EQ(spec.unit, scope_unit_name("r1", r.nonce));
+  EXPECT_TRUE(is_valid_unit_name(spec.unit));
+  EXPECT_THAT(spec.description, HasSubstr("nonce=" + r.nonce));
+  EXPECT_EQ(spec.description, scope_description(r));
+  EXPECT_EQ(spec.pid, kPid);
+  EXPECT_EQ(spec.stop_timeout_usec, 5'000'000u);
+}
+
+TEST_F(AContainOp, UsesANewNonceForEveryAttempt) {
+  contain(1);
+  const std::string first = spec.unit;
+  contain(2);
+  EXPECT_NE(spec.unit, first);
+}
+
+TEST_F(AContainOp, WritesTheRunningRecordBeforeItReplies) {
+  ContainOp::start(deps, request, 1, [this](auto r, auto e) {
+    ASSERT_TRUE(r) << e->message;
+    auto on_disk = store.load("r1");
+    ASSERT_TRUE(on_disk);
+    EXPECT_EQ(on_disk->state, RunState::Running);
+    EXPECT_EQ(on_disk->invocation_id, test::kInvocationId);
+    EXPECT_EQ(on_disk->cgroup, kCgroup);
+    EXPECT_EQ(on_disk->cgroup_id, kId);
+    reply = r;
+  });
+  job_ends();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->unit, spec.unit);
+  EXPECT_EQ(reply->invocation_id, test::kInvocationId);
+  EXPECT_EQ(reply->cgroup, kCgroup);
+  EXPECT_EQ(reply->attempt, 1u);
+}
+
+TEST_F(AContainOp, DoesNotReplyBeforeTheJobEnds) {
+  contain();
+  EXPECT_FALSE(reply);
+  EXPECT_FALSE(error);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedAndMarksTheRecordFailedWhenTheJobIsNotDone) {
+  contain();
+  job_ends({false, "failed", "", false});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("'failed'"));
+  EXPECT_FALSE(reply);
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitIsNotActive) {
+  unit.active_state = "inactive";
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("inactive"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitCannotBeReadAfterItsStart) {
+  EXPECT_CALL(systemd, lookup).WillOnce(Return(Lookup{LookupStatus::Failed, {}, "Timeout"}));
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedWhenThePidIsInAnotherCgroup) {
+  EXPECT_CALL(cgroups, member_of(kPid)).WillOnce(Return(std::string("/user.slice/elsewhere.scope")));
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("'/user.slice/elsewhere.scope'"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedWhenThePidIsGone) {
+  EXPECT_CALL(cgroups, member_of(kPid)).WillOnce(Return(std::nullopt));
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+}
+
+TEST_F(AContainOp, FailsWithScopeFailedWhenTheCgroupIsNotVisible) {
+  EXPECT_CALL(cgroups, id(kCgroup)).WillOnce(Return(std::nullopt));
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainOp, FailsWithRecordFailedAndAsksForNoScopeWhenTheIntentCannotBeWritten) {
+  std::ofstream(store.run_path("r1")) << "a file where the run folder belongs";
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  contain();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::RecordFailed);
+  EXPECT_THAT(error->message, HasSubstr(store.run_path("r1")));
+}
+
+TEST_F(AContainOp, FailsWithInvalidRunIdForARunThatMakesNoUnitName) {
+  request.run = "a/b";
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  contain();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::InvalidRunId);
+  EXPECT_TRUE(std::filesystem::is_empty(store.path()));
+}

@@ -1,0 +1,203 @@
+#include "lifecycle_fixture.h"
+
+#include "errors.h"
+
+#include <nlohmann/json.hpp>
+#include <sdbus-c++/Error.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace nerve;
+using namespace std::chrono_literals;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Invoke;
+using ::testing::IsEmpty;
+using ::testing::Return;
+using ::testing::StartsWith;
+
+namespace {
+using ALifecycle = test::LifecycleTest;
+}
+
+TEST_F(ALifecycle, ContainsANewRunAsItsFirstAttempt) {
+  auto& result = contained("r1");
+  ASSERT_TRUE(result.reply);
+  EXPECT_EQ(result.reply->attempt, 1u);
+  EXPECT_EQ(result.reply->unit, starts.at(0).first.unit);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}
+
+TEST_F(ALifecycle, RefusesToContainAReapedRunAndAsksForNoScope) {
+  contained("r1");
+  ASSERT_TRUE(reap("r1").receipt);
+  auto& again = contain("r1");
+  ASSERT_TRUE(again.error);
+  EXPECT_EQ(again.error->name, error::RunFinished);
+  EXPECT_EQ(starts.size(), 1u);
+}
+
+TEST_F(ALifecycle, RefusesToContainARunWhoseReapHasBegun) {
+  Record fenced = test::running_record();
+  fenced.state = RunState::Reaping;
+  store.save(fenced);
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  auto& result = contain("r1");
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->name, error::RunFinished);
+}
+
+TEST_F(ALifecycle, StopsTheScopeOfTheOldAttemptBeforeItStartsTheNext) {
+  const std::string old_unit = contained("r1").reply->unit;
+  auto& result = contain("r1");
+  start_job_ends();
+  ASSERT_TRUE(result.reply) << result.error->message;
+  EXPECT_EQ(result.reply->attempt, 2u);
+  EXPECT_NE(result.reply->unit, old_unit);
+  EXPECT_THAT(events, ElementsAre("start " + old_unit, "stop " + old_unit, "start " + result.reply->unit));
+  EXPECT_EQ(store.load("r1")->attempt, 2u);
+}
+
+TEST_F(ALifecycle, RefusesARelaunchWhileTheOldScopeIsNotConfirmedGone) {
+  contained("r1");
+  stop_empties = false;
+  auto& result = contain("r1");
+  timers.advance(kGrace + kKillWait);
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->name, error::ScopeFailed);
+  EXPECT_THAT(result.error->message, HasSubstr("not confirmed gone"));
+  EXPECT_EQ(starts.size(), 1u);
+}
+
+TEST_F(ALifecycle, AnswersNoSuchRunToAReapOfAnUnknownRun) {
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->name, error::NoSuchRun);
+  EXPECT_THAT(result.error->message, HasSubstr("'r1'"));
+}
+
+TEST_F(ALifecycle, FencesTheRunBeforeItStopsTheScope) {
+  contained("r1");
+  std::optional<RunState> state_at_stop;
+  EXPECT_CALL(systemd, kill_unit).WillRepeatedly(Invoke([&](const std::string&, int) {
+    if (!state_at_stop) state_at_stop = state_on_disk("r1");
+    return std::string();
+  }));
+  EXPECT_CALL(systemd, stop_unit).WillRepeatedly(Invoke([&](const std::string&, auto) {
+    if (!state_at_stop) state_at_stop = state_on_disk("r1");
+  }));
+  reap("r1");
+  EXPECT_EQ(state_at_stop, RunState::Reaping);
+}
+
+TEST_F(ALifecycle, WritesTheReceiptAndClosesTheRecordWhenTheReapIsFinal) {
+  contained("r1");
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_EQ(result.receipt->outcome, Outcome::Complete);
+  EXPECT_EQ(store.load_receipt("r1")->outcome, Outcome::Complete);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
+}
+
+TEST_F(ALifecycle, ReturnsTheFirstReceiptUnchangedToASecondReapWithoutAskingSystemd) {
+  contained("r1");
+  auto& first = reap("r1");
+  ASSERT_TRUE(first.receipt);
+  timers.advance(1h);
+  EXPECT_CALL(systemd, lookup).Times(0);
+  EXPECT_CALL(systemd, stop_unit).Times(0);
+  EXPECT_CALL(systemd, kill_unit).Times(0);
+  auto& second = reap("r1");
+  ASSERT_TRUE(second.receipt);
+  EXPECT_EQ(to_json_text(*second.receipt), to_json_text(*first.receipt));
+}
+
+TEST_F(ALifecycle, StartsAReapOnlyOnceAContainOfTheSameRunHasFinished) {
+  auto& launch = contain("r1");
+  auto& result = reap("r1");
+  const std::string unit = starts.at(0).first.unit;
+  EXPECT_THAT(events, ElementsAre("start " + unit));
+  EXPECT_FALSE(result.receipt);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Launching);
+  start_job_ends();
+  ASSERT_TRUE(launch.reply);
+  EXPECT_THAT(events, ElementsAre("start " + unit, "stop " + unit));
+  ASSERT_TRUE(result.receipt);
+  EXPECT_EQ(result.receipt->outcome, Outcome::Complete);
+}
+
+TEST_F(ALifecycle, RefusesContainmentAndWritesNothingWhenSystemdDoesNotAnswer) {
+  EXPECT_CALL(systemd, version).WillOnce(Invoke([](std::string* error) {
+    *error = "org.freedesktop.DBus.Error.ServiceUnknown";
+    return std::string();
+  }));
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  auto& result = contain("r1");
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->name, error::ContainmentUnavailable);
+  EXPECT_THAT(result.error->message, HasSubstr("ServiceUnknown"));
+  EXPECT_THAT(store.runs(), IsEmpty());
+}
+
+TEST_F(ALifecycle, RefusesContainmentWhenTheMachineCannotContain) {
+  Deps without_cgroup2 = deps;
+  without_cgroup2.unavailable = "no cgroup2 file system at /sys/fs/cgroup";
+  Lifecycle refusing(without_cgroup2);
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  std::optional<BusError> error;
+  refusing.contain(request("r1"), [&](auto, auto e) { error = e; });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ContainmentUnavailable);
+  EXPECT_EQ(error->message, "no cgroup2 file system at /sys/fs/cgroup");
+  EXPECT_THAT(store.runs(), IsEmpty());
+}
+
+TEST_F(ALifecycle, MovesAnUnreadableRecordAsideAndAnswersRecordFailed) {
+  std::filesystem::create_directory(store.run_path("r1"));
+  std::ofstream(store.run_path("r1") + "/lifecycle.json") << "{\"version\": 1,";
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->name, error::RecordFailed);
+  EXPECT_THAT(result.error->message, HasSubstr(store.path() + "/.quarantine/"));
+  EXPECT_EQ(store.load("r1"), std::nullopt);
+}
+
+TEST_F(ALifecycle, ShowsTheRecordTheReceiptAndWhatSystemdSaysInItsStatus) {
+  contained("r1");
+  auto status = nlohmann::json::parse(lifecycle.status_json("r1"));
+  EXPECT_EQ(status["record"]["state"], "running");
+  EXPECT_TRUE(status["receipt"].is_null());
+  EXPECT_EQ(status["live"]["known"], true);
+  EXPECT_EQ(status["live"]["ours"], true);
+  EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
+}
+
+TEST_F(ALifecycle, LeavesAnUnreadableRecordInPlaceWhenAskedForItsStatus) {
+  std::filesystem::create_directory(store.run_path("r1"));
+  std::ofstream(store.run_path("r1") + "/lifecycle.json") << "{";
+  EXPECT_THROW(lifecycle.status_json("r1"), sdbus::Error);
+  EXPECT_TRUE(std::filesystem::exists(store.run_path("r1") + "/lifecycle.json"));
+}
+
+TEST_F(ALifecycle, AnswersInvalidRunIdToAStatusQueryOfABadRunId) {
+  try {
+    lifecycle.status_json("../x");
+    FAIL() << "no error";
+  } catch (const sdbus::Error& e) {
+    EXPECT_EQ(e.getName(), error::InvalidRunId);
+  }
+}
+
+TEST_F(ALifecycle, ListsRunsWithTheirStateAndOutcome) {
+  contained("r1");
+  contained("r2");
+  reap("r2");
+  auto runs = lifecycle.list();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].run, "r1");
+  EXPECT_EQ(runs[0].state, "running");
+  EXPECT_EQ(runs[0].outcome, "");
+  EXPECT_EQ(runs[1].state, "reaped");
+  EXPECT_EQ(runs[1].outcome, "complete");
+}

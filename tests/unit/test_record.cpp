@@ -1,0 +1,185 @@
+#include "record.h"
+
+#include "printers.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace nerve;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+namespace {
+
+Record full_record() {
+  Record r;
+  r.run = "r1";
+  r.attempt = 3;
+  r.unit = "nerve-r1-0123456789abcdef.scope";
+  r.nonce = "0123456789abcdef";
+  r.boot_id = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0";
+  r.invocation_id = "11111111111111111111111111111111";
+  r.cgroup = "/user.slice/user-1000.slice/user@1000.service/app.slice/nerve-r1-0123456789abcdef.scope";
+  r.cgroup_id = 1ull << 40;
+  r.state = RunState::Running;
+  r.leader_pid = 4242;
+  r.grace_usec = 5'000'000;
+  r.keep = true;
+  r.owner = {"bus", 77, 123456789, ":1.42"};
+  r.created_at = "2024-05-01T10:00:00.000Z";
+  r.updated_at = "2024-05-01T10:00:01.000Z";
+  return r;
+}
+
+Receipt full_receipt() {
+  Receipt r;
+  r.run = "r1";
+  r.attempt = 3;
+  r.unit = "nerve-r1-0123456789abcdef.scope";
+  r.invocation_id = "11111111111111111111111111111111";
+  r.outcome = Outcome::Refused;
+  r.error = "unit was replaced";
+  r.killed = true;
+  r.duration_usec = 1'234'567;
+  r.reaped_at = "2024-05-01T10:00:02.000Z";
+  return r;
+}
+
+std::string record_text_with(const std::function<void(json&)>& change) {
+  json j = json::parse(to_json_text(full_record()));
+  change(j);
+  return j.dump();
+}
+
+}  // namespace
+
+TEST(ARecord, SurvivesARoundTripThroughJson) {
+  const Record in = full_record();
+  const Record out = parse_record(to_json_text(in));
+  EXPECT_EQ(out.version, kRecordVersion);
+  EXPECT_EQ(out.run, in.run);
+  EXPECT_EQ(out.attempt, in.attempt);
+  EXPECT_EQ(out.unit, in.unit);
+  EXPECT_EQ(out.nonce, in.nonce);
+  EXPECT_EQ(out.boot_id, in.boot_id);
+  EXPECT_EQ(out.invocation_id, in.invocation_id);
+  EXPECT_EQ(out.cgroup, in.cgroup);
+  EXPECT_EQ(out.cgroup_id, in.cgroup_id);
+  EXPECT_EQ(out.state, in.state);
+  EXPECT_EQ(out.leader_pid, in.leader_pid);
+  EXPECT_EQ(out.grace_usec, in.grace_usec);
+  EXPECT_EQ(out.keep, in.keep);
+  EXPECT_EQ(out.owner.kind, in.owner.kind);
+  EXPECT_EQ(out.owner.pid, in.owner.pid);
+  EXPECT_EQ(out.owner.start_time, in.owner.start_time);
+  EXPECT_EQ(out.owner.name, in.owner.name);
+  EXPECT_EQ(out.created_at, in.created_at);
+  EXPECT_EQ(out.updated_at, in.updated_at);
+}
+
+TEST(ARecord, KeepsEveryStateThroughARoundTrip) {
+  for (auto st : {RunState::Launching, RunState::Running, RunState::Failed, RunState::Reaping, RunState::Reaped}) {
+    Record r = full_record();
+    r.state = st;
+    EXPECT_EQ(parse_record(to_json_text(r)).state, st) << to_string(st);
+  }
+}
+
+TEST(AReceipt, SurvivesARoundTripThroughJson) {
+  const Receipt in = full_receipt();
+  const Receipt out = parse_receipt(to_json_text(in));
+  EXPECT_EQ(out.run, in.run);
+  EXPECT_EQ(out.attempt, in.attempt);
+  EXPECT_EQ(out.unit, in.unit);
+  EXPECT_EQ(out.invocation_id, in.invocation_id);
+  EXPECT_EQ(out.outcome, in.outcome);
+  EXPECT_EQ(out.error, in.error);
+  EXPECT_EQ(out.killed, in.killed);
+  EXPECT_EQ(out.duration_usec, in.duration_usec);
+  EXPECT_EQ(out.reaped_at, in.reaped_at);
+}
+
+TEST(AReceipt, WritesItsOutcomeUnderItsDocumentedName) {
+  EXPECT_EQ(json::parse(to_json_text(full_receipt()))["outcome"], "refused");
+  EXPECT_EQ(to_string(Outcome::NoScope), "no_scope");
+  EXPECT_EQ(to_string(Outcome::PendingRetry), "pending_retry");
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptOnTruncatedJson) {
+  const std::string text = to_json_text(full_record());
+  EXPECT_THROW(parse_record(text.substr(0, text.size() / 2)), RecordCorrupt);
+  EXPECT_THROW(parse_record(""), RecordCorrupt);
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptWhenTheJsonIsNotAnObject) {
+  EXPECT_THROW(parse_record("[1, 2]"), RecordCorrupt);
+  EXPECT_THROW(parse_record("\"r1\""), RecordCorrupt);
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptOnANegativeAttemptOrCgroupId) {
+  nerve::Record r;
+  r.run = "r1";
+  for (const char* field : {"attempt", "cgroup_id"}) {
+    auto j = nlohmann::json::parse(nerve::to_json_text(r));
+    j[field] = -1;
+    EXPECT_THROW(nerve::parse_record(j.dump()), nerve::RecordCorrupt) << field;
+  }
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptNamingAMissingField) {
+  try {
+    parse_record(record_text_with([](json& j) { j.erase("unit"); }));
+    FAIL() << "no error";
+  } catch (const RecordCorrupt& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'unit'"));
+  }
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptOnAFieldOfTheWrongType) {
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["cgroup_id"] = "42"; })), RecordCorrupt);
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptOnAnUnknownVersion) {
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["version"] = 2; })), RecordCorrupt);
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j.erase("version"); })), RecordCorrupt);
+}
+
+TEST(ParseRecord, ThrowsRecordCorruptOnAnUnknownState) {
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["state"] = "zombie"; })), RecordCorrupt);
+}
+
+TEST(ParseRecord, AcceptsARecordWithoutOwner) {
+  Record r = parse_record(record_text_with([](json& j) { j.erase("owner"); }));
+  EXPECT_EQ(r.owner.kind, "none");
+}
+
+TEST(ParseReceipt, ThrowsRecordCorruptOnAnUnknownOutcome) {
+  json j = json::parse(to_json_text(full_receipt()));
+  j["outcome"] = "maybe";
+  EXPECT_THROW(parse_receipt(j.dump()), RecordCorrupt);
+}
+
+TEST(ParseReceipt, ThrowsRecordCorruptOnTruncatedJson) {
+  const std::string text = to_json_text(full_receipt());
+  EXPECT_THROW(parse_receipt(text.substr(0, text.size() - 3)), RecordCorrupt);
+}
+
+TEST(ARunState, IsFinalOnlyOnceReapingHasStarted) {
+  EXPECT_FALSE(is_final(RunState::Launching));
+  EXPECT_FALSE(is_final(RunState::Running));
+  EXPECT_FALSE(is_final(RunState::Failed));
+  EXPECT_TRUE(is_final(RunState::Reaping));
+  EXPECT_TRUE(is_final(RunState::Reaped));
+}
+
+TEST(AnOutcome, IsFinalUnlessPendingRetry) {
+  EXPECT_TRUE(is_final(Outcome::Complete));
+  EXPECT_TRUE(is_final(Outcome::NoScope));
+  EXPECT_TRUE(is_final(Outcome::Refused));
+  EXPECT_FALSE(is_final(Outcome::PendingRetry));
+}
+
+TEST(NowRfc3339, IsUtcWithMilliseconds) {
+  EXPECT_THAT(now_rfc3339(), ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z"));
+}

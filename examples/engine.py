@@ -28,6 +28,12 @@ MANAGER = "org.nerve.Lifecycle1.Manager"
 RUN_IFACE = "org.nerve.Lifecycle1.Run"
 
 
+def run_object_path(run):
+    """The run's object path: every character but A-Z a-z 0-9 becomes _ and two hex digits."""
+    return "/org/nerve/Lifecycle1/run/" + "".join(
+        c if c.isascii() and c.isalnum() else "_%02x" % ord(c) for c in run)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cancel-after", type=float, default=None, help="cancel the run after this many seconds")
@@ -61,8 +67,25 @@ def main():
         if run == args.run:
             summary["exited"] = {"exit_code": code, "signal": sig}
             print(f"engine: run {run} exited: code {code} signal {sig}", file=sys.stderr)
+            maybe_done()
+
+    # Done when the output is closed AND the command's end was reported (they come in either order);
+    # give RunExited a bounded while after EOF.
+    eof = False
+
+    def maybe_done():
+        if eof and summary["exited"] is not None:
+            loop.quit()
 
     bus.signal_subscribe(BUS_NAME, MANAGER, "RunExited", MANAGER_PATH, None, Gio.DBusSignalFlags.NONE, on_exited)
+
+    def on_props(_conn, _sender, _path, _iface, _signal, params):
+        iface, changed, _ = params.unpack()
+        if iface == RUN_IFACE and "State" in changed:
+            summary["states"].append(changed["State"])
+
+    bus.signal_subscribe(BUS_NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                         run_object_path(args.run), None, Gio.DBusSignalFlags.NONE, on_props)
 
     try:
         reply, _ = bus.call_with_unix_fd_list_sync(
@@ -81,25 +104,19 @@ def main():
     summary["run_path"] = run_path
     print(f"engine: run {args.run} started: pid {pid}, object {run_path}", file=sys.stderr)
 
-    def on_props(_conn, _sender, _path, _iface, _signal, params):
-        iface, changed, _ = params.unpack()
-        if iface == RUN_IFACE and "State" in changed:
-            summary["states"].append(changed["State"])
-
-    bus.signal_subscribe(BUS_NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged", run_path, None,
-                         Gio.DBusSignalFlags.NONE, on_props)
-
     # Stream the output until EOF: EOF comes only when every process holding the pipe is gone,
     # which nerve guarantees once the run is reaped.
     buf = b""
 
     def on_output(fd, _cond):
-        nonlocal buf
+        nonlocal buf, eof
         data = os.read(fd, 65536)
         if not data:
             if buf:
                 summary["lines"].append(buf.decode(errors="replace"))
-            loop.quit()
+            eof = True
+            GLib.timeout_add(10000, loop.quit)  # RunExited should follow at once; never wait forever
+            maybe_done()
             return False
         buf += data
         while b"\n" in buf:

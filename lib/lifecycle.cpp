@@ -280,18 +280,41 @@ void Lifecycle::reconcile_locked(const std::string& run, std::function<void(Reco
   }
   // launching or failed, owner alive: that attempt never ran its command. Clean its scope, if any, but
   // do not fence: the engine may launch the run again.
-  ReapOp::start(deps_, rec, 0, [this, rec, done, run](Receipt r) mutable {
+  clean_attempt(rec, [done, run, attempt = rec.attempt](Receipt r) {
+    done({run, "cleaned", "attempt " + std::to_string(attempt) + " never started its command: " +
+                              to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
+  });
+}
+
+void Lifecycle::clean_attempt(Record rec, std::function<void(Receipt)> done) {
+  deps_.owners.unwatch(rec.run);
+  ReapOp::start(deps_, rec, 0, [this, rec, done = std::move(done)](Receipt r) mutable {
     if (r.outcome != Outcome::PendingRetry && rec.state != RunState::Failed) {
       rec.state = RunState::Failed;
       rec.updated_at = now_rfc3339();
       try {
         deps_.store.save(rec);
       } catch (const FsError& e) {
-        spdlog::error("run {}: {}", run, e.what());
+        spdlog::error("run {}: cannot mark attempt {} failed: {}", rec.run, rec.attempt, e.what());
       }
     }
-    done({run, "cleaned", "attempt " + std::to_string(rec.attempt) + " never started its command: " +
-                              to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
+    done(std::move(r));
+  });
+}
+
+void Lifecycle::abandon(const std::string& run, std::function<void()> done) {
+  queue_.submit(run, [this, run, done = std::move(done)](std::function<void()> release) mutable {
+    std::optional<BusError> err;
+    auto rec = load(run, &err);
+    if (!rec || (rec->state != RunState::Launching && rec->state != RunState::Running)) {
+      release();
+      return done();
+    }
+    clean_attempt(*rec, [run, release, done = std::move(done)](Receipt r) {
+      spdlog::info("run {}: abandoned attempt {}: {}", run, r.attempt, to_string(r.outcome));
+      release();
+      done();
+    });
   });
 }
 

@@ -56,6 +56,9 @@ class Lifecycle {
   // Every record without a final receipt, once, idempotently (startup and `nervectl reconcile`).
   // Runs are submitted to their queues at once, so no launch of a run is answered before its line.
   void reconcile(ReconcileDone done);
+  // An attempt whose command never started (its exec failed): its scope, if any, is reaped and the
+  // record marked failed, without the fence, so the run may be launched again.
+  void abandon(const std::string& run, std::function<void()> done);
   // Removes a final run's files, so its id can be used again. Throws sdbus::Error (named).
   void forget(const std::string& run);
 
@@ -72,6 +75,8 @@ class Lifecycle {
   void reap_locked(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done);
   void final_reap(Record record, int signal, std::uint64_t grace_usec, ReapDone done);
   void reconcile_locked(const std::string& run, std::function<void(ReconcileLine)> done);
+  // Reaps the attempt's scope (not final) and marks the record failed; 'done' gets the reap's receipt.
+  void clean_attempt(Record record, std::function<void(Receipt)> done);
   void watch_owner(const Record& record);
   void schedule_retry(const std::string& run);
   // Moves an unreadable lifecycle.json aside; returns where it went.

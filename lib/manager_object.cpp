@@ -7,7 +7,11 @@
 #include "run_objects.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace nerve {
 
@@ -122,6 +126,10 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
       error::raise(error::InvalidArgument, "environment entry " + quote_value(e) + " is not KEY=VALUE");
   if (cwd.empty() || cwd.front() != '/')
     error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not an absolute path");
+  if (struct stat st {}; ::stat(cwd.c_str(), &st) < 0)
+    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " cannot be used: " + std::strerror(errno));
+  else if (!S_ISDIR(st.st_mode))
+    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not a folder");
   if (stdio.size() != 3)
     error::raise(error::InvalidArgument, "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " +
                                              std::to_string(stdio.size()));

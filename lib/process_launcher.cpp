@@ -19,6 +19,7 @@ struct ProcessLauncher::Child {
   std::string report;
   bool contained = false;  // only a contained command has a run to report on and reap
   bool released = false;   // told to exec: from then on, an empty report means the exec happened
+  bool start_failed = false;  // the command never ran (exec or chdir failed, or it died while held)
 };
 
 ProcessLauncher::~ProcessLauncher() {
@@ -60,7 +61,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
       // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
       c->held.go.reset();
       ::kill(c->held.pid, SIGKILL);
-      if (!c->done) return;  // it died first (e.g. chdir failed) and on_child_exit already answered
+      c->start_failed = true;  // on_child_exit only collects it
+      if (!c->done) return;    // it died first and on_child_exit already answered
       auto done = std::move(c->done);
       c->done = nullptr;
       return done(std::nullopt, err);
@@ -81,19 +83,37 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   }
   loop_.unwatch_fd(c->held.report.get());
   c->held.report.reset();
+  if (!c->report.empty()) return fail_start(c, exec_error(*c));
   if (!c->done) return;
   auto done = std::move(c->done);
   c->done = nullptr;
-  if (c->report.empty()) {
-    spdlog::info("run {}: command {} started as pid {}", c->req.run, c->req.spawn.argv[0], c->held.pid);
-    return done(c->held.pid, std::nullopt);
-  }
-  int err = std::atoi(c->report.c_str());
-  std::string step = c->report.substr(c->report.find(' ') + 1);
-  done(std::nullopt,
-       BusError{error::ExecFailed, "cannot " + step + " " +
-                                       quote_value(step == "chdir" ? c->req.spawn.cwd : c->req.spawn.argv[0]) +
-                                       " for run " + quote_value(c->req.run) + ": " + std::strerror(err)});
+  spdlog::info("run {}: command {} started as pid {}", c->req.run, c->req.spawn.argv[0], c->held.pid);
+  done(c->held.pid, std::nullopt);
+}
+
+std::string ProcessLauncher::exec_error(const Child& c) {
+  // The report is "<errno> <step>", written by the child when chdir or exec failed.
+  int err = std::atoi(c.report.c_str());
+  std::string step = c.report.substr(c.report.find(' ') + 1);
+  return "cannot " + step + " " + quote_value(step == "chdir" ? c.req.spawn.cwd : c.req.spawn.argv[0]) + ": " +
+         std::strerror(err);
+}
+
+void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::string& why) {
+  // The command never ran: no RunExited, no final reap. The attempt is abandoned (its scope, which
+  // held only the child, is cleaned and the record says failed), so the run may be launched again.
+  if (c->start_failed) return;
+  c->start_failed = true;
+  spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
+  auto reply = [c, why] {
+    if (!c->done) return;
+    auto done = std::move(c->done);
+    c->done = nullptr;
+    done(std::nullopt, BusError{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
+  };
+  if (!c->contained) return reply();
+  // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
+  lifecycle_.abandon(c->req.run, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -103,7 +123,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   loop_.unwatch_fd(c->held.pidfd.get());
   if (c->held.report) {
     loop_.unwatch_fd(c->held.report.get());
-    // Drain an exec report that is still in the pipe.
+    // Drain an exec report that is still in the pipe (the child is gone, so this ends).
     char buf[256];
     ssize_t n;
     while ((n = ::read(c->held.report.get(), buf, sizeof buf)) > 0) c->report.append(buf, static_cast<std::size_t>(n));
@@ -113,22 +133,20 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   int code = si.si_code == CLD_EXITED ? si.si_status : -1;
   int sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
   const std::string& run = c->req.run;
-  if (c->done && c->released && c->report.empty()) {
+  if (!c->report.empty()) return fail_start(c, exec_error(*c));
+  if (!c->released) {
+    // It ended while held: before containment finished, or because containment failed (then the
+    // launch was already answered).
+    return fail_start(c, sig ? "it was killed by signal " + std::to_string(sig) + " before its exec"
+                             : "it exited with " + std::to_string(code) + " before its exec");
+  }
+  if (c->start_failed) return;
+  if (c->done) {
     // It exec'd and ended before the exec report was read: the launch succeeded.
     auto done = std::move(c->done);
     c->done = nullptr;
     done(c->held.pid, std::nullopt);
-  } else if (c->done) {
-    // It ended before its launch was answered: a failed exec, or killed while held.
-    auto done = std::move(c->done);
-    c->done = nullptr;
-    std::string why = !c->report.empty() ? std::string(std::strerror(std::atoi(c->report.c_str())))
-                                         : sig ? std::string("killed by signal ") + std::to_string(sig)
-                                               : "exited with " + std::to_string(code) + " before its exec";
-    done(std::nullopt, BusError{error::ExecFailed, "the command of run " + quote_value(run) + " (" +
-                                                       quote_value(c->req.spawn.argv[0]) + ") did not start: " + why});
   }
-  if (!c->contained) return;
   exit_status_[run] = sig ? 128 + sig : code;
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));

@@ -5,7 +5,9 @@
 // release it; wait for the exec report (EOF = the command runs); reply. Then watch the child's pidfd:
 // when the command ends, collect its status (nerved is its parent), report it (RunExited, the run
 // object's ExitStatus) and, with reap_on_exit, reap the run so nothing it started stays behind.
-// If containment fails, the child is killed before it ever execs.
+// If containment fails, the child is killed before it ever execs. If the command never starts (chdir
+// or exec fails), there is no RunExited and no final reap: the attempt is abandoned (Lifecycle::
+// abandon) before ExecFailed is answered, so the run id can be launched again.
 #pragma once
 
 #include "event_loop.h"
@@ -48,6 +50,8 @@ class ProcessLauncher {
   struct Child;
   void on_report(const std::shared_ptr<Child>& c);
   void on_child_exit(const std::shared_ptr<Child>& c);
+  void fail_start(const std::shared_ptr<Child>& c, const std::string& why);
+  static std::string exec_error(const Child& c);
 
   EventLoop& loop_;
   Lifecycle& lifecycle_;

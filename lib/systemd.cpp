@@ -162,6 +162,13 @@ Lookup SdbusSystemd::lookup(const std::string& unit) {
     }
     if (auto it = props.find("ActiveState"); it != props.end()) out.unit.active_state = it->second.get<std::string>();
     if (auto it = props.find("Description"); it != props.end()) out.unit.description = it->second.get<std::string>();
+    // GetUnit and GetAll are two calls: a scope collected in between is loaded again by GetAll as a
+    // stub with LoadState "not-found". That is no unit, not another unit with the name.
+    if (auto it = props.find("LoadState"); it != props.end() && it->second.get<std::string>() == "not-found") {
+      out.status = LookupStatus::NoSuchUnit;
+      out.unit = UnitState{};
+      return out;
+    }
     if (unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".scope") == 0) {
       sdbus::Variant cg;
       proxy->callMethod("Get").onInterface("org.freedesktop.DBus.Properties").withArguments(std::string(kScope), std::string("ControlGroup")).withTimeout(kQueryTimeout).storeResultsTo(cg);

@@ -216,9 +216,14 @@ bool wait_for_file(const std::string& path, milliseconds timeout) {
   OwnedFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (in.get() < 0) throw std::runtime_error("inotify_init1");
   // The watch first, then the check: a file created in between is still seen.
-  if (::inotify_add_watch(in.get(), dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ATTRIB) < 0)
-    return ::access(path.c_str(), F_OK) == 0;
   auto deadline = Clock::now() + timeout;
+  if (::inotify_add_watch(in.get(), dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ATTRIB) < 0) {
+    // The folder itself is not there yet (runs/r1/ before r1/ is made): wait for it first, within
+    // the same bound, then for the file.
+    if (errno == ENOENT && dir != "/" && dir != "." && wait_for_file(dir, timeout))
+      return wait_for_file(path, std::chrono::duration_cast<milliseconds>(std::max(deadline - Clock::now(), Clock::duration::zero())));
+    return ::access(path.c_str(), F_OK) == 0;
+  }
   alignas(inotify_event) char buf[4096];
   for (;;) {
     if (::access(path.c_str(), F_OK) == 0) return true;

@@ -1,0 +1,661 @@
+// The engine API over the bus, as an engine uses it: Launch with the engine's own pipe, RunExited and
+// PropertiesChanged watched (subscribed before the Launch), output that always reaches EOF, runs that
+// never outlive the engine's bus connection, and bad input refused before anything is recorded.
+//
+// The test is its own engine: it talks to nerved with sdbus-c++ on its own connection and processes
+// that connection's events in a bounded loop of its own (poll on the connection's fd).
+#include "nerved_fixture.h"
+
+#include "host.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <poll.h>
+#include <sdbus-c++/sdbus-c++.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace nerve::itest {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace std::chrono_literals;
+
+const char* const kService = "org.nerve.Lifecycle1";
+const char* const kManagerPath = "/org/nerve/Lifecycle1";
+const char* const kManager = "org.nerve.Lifecycle1.Manager";
+const char* const kRunIface = "org.nerve.Lifecycle1.Run";
+const char* const kErrorPrefix = "org.nerve.Lifecycle1.Error.";
+constexpr std::uint64_t kGraceUsec = 1'000'000;
+constexpr milliseconds kGrace{1'000};
+
+using Options = std::map<std::string, sdbus::Variant>;
+
+milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
+
+// The object path of run RUN (docs/dbus-api.md, "Run object paths").
+std::string run_path(const std::string& run) {
+  static const char* digits = "0123456789abcdef";
+  std::string out = std::string(kManagerPath) + "/run/";
+  for (unsigned char c : run) {
+    if (std::isalnum(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
+Options launch_options() {
+  Options o;
+  o["grace_usec"] = sdbus::Variant(kGraceUsec);
+  o["reap_on_exit"] = sdbus::Variant(true);
+  return o;
+}
+
+std::vector<std::string> plain_env() { return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C"}; }
+
+struct Exited {
+  std::string run;
+  int exit_code;
+  int signal;
+};
+
+class AnEngine : public NervedTest {
+ protected:
+  void TearDown() override {
+    // The engine's connection owns its runs; it goes before the fixture kills what is left.
+    run_proxies_.clear();
+    manager_.reset();
+    bus_.reset();
+    NervedTest::TearDown();
+  }
+
+  // The test's own connection and a proxy of the manager, subscribed to RunExited.
+  void connect() {
+    bus_ = sdbus::createSessionBusConnection();
+    manager_ = sdbus::createProxy(*bus_, kService, kManagerPath);
+    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig) {
+      exited_.push_back({run, code, sig});
+    });
+    manager_->finishRegistration();
+  }
+
+  // Subscribes to PropertiesChanged of RUN's object (which need not exist yet); State values are
+  // appended to states_[run].
+  sdbus::IProxy& watch_run(const std::string& run) {
+    auto proxy = sdbus::createProxy(*bus_, kService, run_path(run));
+    proxy->uponSignal("PropertiesChanged")
+        .onInterface("org.freedesktop.DBus.Properties")
+        .call([this, run](const std::string& iface, const std::map<std::string, sdbus::Variant>& changed,
+                          const std::vector<std::string>&) {
+          if (iface != kRunIface) return;
+          auto it = changed.find("State");
+          if (it != changed.end()) states_[run].push_back(it->second.get<std::string>());
+        });
+    proxy->finishRegistration();
+    run_proxies_[run] = std::move(proxy);
+    return *run_proxies_[run];
+  }
+
+  // Processes the connection's events until DONE() or TIMEOUT; DONE() at the end.
+  bool pump_until(const std::function<bool()>& done, milliseconds timeout = kEventTimeout) {
+    auto deadline = Clock::now() + timeout;
+    for (;;) {
+      while (bus_->processPendingRequest()) {
+      }
+      if (done()) return true;
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return done();
+      auto poll_data = bus_->getEventLoopPollData();
+      pollfd p{poll_data.fd, poll_data.events, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+    }
+  }
+
+  std::optional<Exited> exited_of(const std::string& run) const {
+    for (const auto& e : exited_)
+      if (e.run == run) return e;
+    return std::nullopt;
+  }
+
+  bool saw_state(const std::string& run, const std::string& state) {
+    const auto& s = states_[run];
+    return std::find(s.begin(), s.end(), state) != s.end();
+  }
+
+  template <typename T>
+  T run_property(const std::string& run, const std::string& name) {
+    return run_proxies_.at(run)->getProperty(name).onInterface(kRunIface).get<T>();
+  }
+
+  // Launch on the test's connection with stdin /dev/null and OUT_FD as stdout and stderr. The fd
+  // copies made for the message are closed before it returns (so the caller's pipe can reach EOF).
+  std::pair<std::string, pid_t> launch(const std::string& run, const std::vector<std::string>& argv, int out_fd,
+                                       Options options = launch_options()) {
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0) throw std::runtime_error("open /dev/null");
+    sdbus::ObjectPath object;
+    std::uint32_t pid = 0;
+    {
+      std::vector<sdbus::UnixFd> stdio;
+      stdio.emplace_back(devnull, sdbus::adopt_fd);
+      stdio.emplace_back(out_fd);  // dup
+      stdio.emplace_back(out_fd);  // dup
+      manager_->callMethod("Launch")
+          .onInterface(kManager)
+          .withArguments(run, argv, plain_env(), tmp_, stdio, options)
+          .storeResultsTo(object, pid);
+    }
+    return {object, static_cast<pid_t>(pid)};
+  }
+
+  std::tuple<std::string, std::string> reap(const std::string& run, std::uint64_t grace_usec = 0) {
+    std::string outcome, receipt_text;
+    manager_->callMethod("Reap").onInterface(kManager).withArguments(run, grace_usec).storeResultsTo(outcome,
+                                                                                                      receipt_text);
+    return {outcome, receipt_text};
+  }
+
+  std::tuple<std::string, std::string> cancel(const std::string& run, int sig, std::uint64_t grace_usec = 0) {
+    std::string outcome, receipt_text;
+    manager_->callMethod("Cancel")
+        .onInterface(kManager)
+        .withArguments(run, static_cast<std::int32_t>(sig), grace_usec)
+        .storeResultsTo(outcome, receipt_text);
+    return {outcome, receipt_text};
+  }
+
+  // The nerve-* units the user manager knows, any state.
+  std::string nerve_units() {
+    Output o = run(command({"systemctl", "--user", "list-units", "--all", "--plain", "--no-legend", "nerve-*"}));
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    return o.out;
+  }
+  std::string await_no_nerve_units(milliseconds timeout = 3000ms) {
+    auto deadline = Clock::now() + timeout;
+    for (;;) {
+      std::string units = nerve_units();
+      if (units.empty() || Clock::now() >= deadline) return units;
+      struct timespec ts {0, 50'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+  }
+
+  // The pids in RUN's cgroup now, tracked for TearDown (escapers: they must be gone by then).
+  void track_run_processes(const std::string& run) {
+    std::istringstream procs(read_file(cgroup_folder(record(run).cgroup) + "/cgroup.procs").value_or(""));
+    for (pid_t pid; procs >> pid;) track(pid, true);
+  }
+
+  std::unique_ptr<sdbus::IConnection> bus_;
+  std::unique_ptr<sdbus::IProxy> manager_;
+  std::map<std::string, std::unique_ptr<sdbus::IProxy>> run_proxies_;
+  std::vector<Exited> exited_;
+  std::map<std::string, std::vector<std::string>> states_;
+};
+
+// 5. The whole life of a launched run, seen by an engine.
+TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  watch_run("r1");  // before Launch: nothing can be missed
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  std::pair<std::string, pid_t> launched;
+  try {
+    launched = launch("r1", {"sh", "-c", "echo hello; exit 3"}, p[1]);
+  } catch (const sdbus::Error& e) {
+    ::close(p[0]);
+    ::close(p[1]);
+    FAIL() << "Launch failed: " << e.getName() << ": " << e.getMessage();
+  }
+  ::close(p[1]);
+  EXPECT_EQ(launched.first, run_path("r1"));
+  EXPECT_GT(launched.second, 0);
+
+  bool eof = false;
+  std::string out = read_until_eof(p[0], kEventTimeout, &eof);
+  ::close(p[0]);
+  EXPECT_EQ(out, "hello\n");
+  EXPECT_TRUE(eof) << "the run's output never reached EOF";
+
+  ASSERT_TRUE(pump_until([&] { return exited_of("r1").has_value(); }))
+      << "no RunExited for r1 within " << kEventTimeout.count() << " ms";
+  EXPECT_EQ(exited_of("r1")->exit_code, 3);
+  EXPECT_EQ(exited_of("r1")->signal, 0);
+  EXPECT_TRUE(pump_until([&] { return saw_state("r1", "reaped"); }))
+      << "no PropertiesChanged with State reaped; states seen: " << ::testing::PrintToString(states_["r1"]);
+  EXPECT_EQ(states_["r1"].back(), "reaped") << ::testing::PrintToString(states_["r1"]);
+  EXPECT_THAT(states_["r1"], Contains("running"));
+
+  // The run object agrees, and so does the receipt on disk.
+  EXPECT_EQ(run_property<std::string>("r1", "State"), "reaped");
+  EXPECT_EQ(run_property<std::uint32_t>("r1", "MainPID"), static_cast<std::uint32_t>(launched.second));
+  EXPECT_EQ(run_property<std::int32_t>("r1", "ExitStatus"), 3);
+  EXPECT_EQ(run_property<std::string>("r1", "Id"), "r1");
+  ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json"));
+  Receipt r = receipt("r1");
+  EXPECT_THAT(to_string(r.outcome), AnyOf("complete", "no_scope")) << r.error;
+  Record rec = record("r1");
+  EXPECT_EQ(to_string(rec.state), "reaped");
+  EXPECT_EQ(rec.leader_pid, launched.second);
+  EXPECT_EQ(rec.owner.kind, "bus");
+  EXPECT_EQ(rec.owner.name, bus_->getUniqueName()) << "the engine's connection owns the run";
+}
+
+// RunExited for a command killed by a signal: exit_code -1 and the signal; ExitStatus 128 + n.
+TEST_F(AnEngine, IsToldWhichSignalKilledTheCommand) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  watch_run("r1");
+  auto [object, pid] = launch("r1", {"sh", "-c", "kill -9 $$"}, STDERR_FILENO);
+  ASSERT_TRUE(pump_until([&] { return exited_of("r1").has_value() && saw_state("r1", "reaped"); }))
+      << "states seen: " << ::testing::PrintToString(states_["r1"]);
+  EXPECT_EQ(exited_of("r1")->exit_code, -1);
+  EXPECT_EQ(exited_of("r1")->signal, SIGKILL);
+  EXPECT_EQ(run_property<std::int32_t>("r1", "ExitStatus"), 128 + SIGKILL);
+}
+
+// Commands that end at once race systemd's garbage collection of their empty scopes with nerved's
+// reap_on_exit. Whichever way that race goes, a run's own scope is never "another unit": every
+// receipt must say complete or no_scope, never refused. (Many launches, back to back, so that
+// systemd's clean-up of one run's scope overlaps nerved's reap of another.)
+TEST_F(AnEngine, LaunchingManyShortCommandsNeverGetsARunsOwnVanishingScopeRefused) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  constexpr int kRuns = 600;
+  for (int i = 0; i < kRuns; ++i) {
+    try {
+      launch("short" + std::to_string(i), {"true"}, STDERR_FILENO);
+    } catch (const sdbus::Error& e) {
+      FAIL() << "Launch " << i << " failed: " << e.getName() << ": " << e.getMessage();
+    }
+  }
+  std::map<std::string, std::string> bad;  // run -> outcome and error
+  auto deadline = Clock::now() + kEventTimeout;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string run = "short" + std::to_string(i);
+    std::string file = runs_ + "/" + run + "/receipt.json";
+    // reap_on_exit writes the receipt; "reaped" is the state once it is final.
+    while ((!std::filesystem::exists(file) || to_string(record(run).state) != "reaped") && Clock::now() < deadline) {
+      struct timespec ts {0, 10'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+    if (!std::filesystem::exists(file)) {
+      bad[run] = "no receipt; state " + to_string(record(run).state);
+      continue;
+    }
+    Receipt r = receipt(run);
+    std::string outcome = to_string(r.outcome);
+    if (outcome != "complete" && outcome != "no_scope") bad[run] = outcome + ": " + r.error;
+  }
+  EXPECT_THAT(bad, IsEmpty()) << bad.size() << " of " << kRuns << " runs of `true` did not end complete or no_scope";
+  EXPECT_EQ(await_no_nerve_units(), "");
+}
+
+// 6. A background process that holds the engine's pipe must not keep the reader waiting once the
+// run is ended, by Reap or by Cancel.
+class AnEnginesPipe : public AnEngine, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(AnEnginesPipe, ReachesEofWithinASecondOfTheRunsEnd) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  std::string bg = path("bg.pid");
+  // The background process (it holds the pipe as its stdout) writes its own pid file; sh reports.
+  std::string script = "'" + kEscaper + "' --pidfile '" + bg + "' & echo started; wait";
+  auto launched_at = Clock::now();
+  std::pair<std::string, pid_t> launched;
+  try {
+    launched = launch("r1", {"sh", "-c", script}, p[1]);
+  } catch (const sdbus::Error& e) {
+    ::close(p[0]);
+    ::close(p[1]);
+    FAIL() << "Launch failed: " << e.getName() << ": " << e.getMessage();
+  }
+  ::close(p[1]);
+  track(launched.second, false);
+  std::string got;
+  bool started = read_until(p[0], "started\n", kEventTimeout, &got);
+  pid_t holder = await_pidfile(bg);
+  if (!started || holder <= 0) ::close(p[0]);
+  ASSERT_TRUE(started) << "no 'started' from the run; read: '" << got << "'";
+  ASSERT_GT(holder, 0);
+  ASSERT_EQ(proc_cgroup(holder).value_or("(gone)"), record("r1").cgroup);
+  track_run_processes("r1");
+
+  // The end comes 200 ms after the launch (the scenario, not a synchronisation).
+  auto at = launched_at + 200ms;
+  if (Clock::now() < at) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(at - Clock::now()).count();
+    struct timespec ts {0, static_cast<long>(ns)};
+    ::nanosleep(&ts, nullptr);
+  }
+  std::string outcome;
+  try {
+    outcome = std::get<0>(GetParam() == "Reap" ? reap("r1") : cancel("r1", SIGTERM));
+  } catch (const sdbus::Error& e) {
+    ::close(p[0]);
+    FAIL() << GetParam() << " failed: " << e.getName() << ": " << e.getMessage();
+  }
+  auto replied = Clock::now();
+  bool eof = false;
+  std::string rest = read_until_eof(p[0], 1000ms, &eof);
+  auto waited = since(replied);
+  ::close(p[0]);
+  EXPECT_EQ(outcome, "complete");
+  EXPECT_TRUE(eof) << "the pipe was still open 1 s after " << GetParam() << " replied (read: '" << rest << "')";
+  EXPECT_LT(waited, 1000ms);
+  EXPECT_LT(since(launched_at), 5000ms) << "the command's sleep would have ended by itself after 20 s";
+  EXPECT_FALSE(alive(holder)) << describe_process(holder);
+  EXPECT_FALSE(alive(launched.second)) << describe_process(launched.second);
+}
+
+INSTANTIATE_TEST_SUITE_P(EndedBy, AnEnginesPipe, ::testing::Values("Reap", "Cancel"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// 7. The run's owner is the engine's connection: an engine that dies takes its runs with it.
+TEST_F(AnEngine, ThatIsKilledGetsItsRunReaped) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t engine = ::fork();
+  ASSERT_GE(engine, 0);
+  if (engine == 0) {
+    // A separate engine process with its own connection; it launches, reports, and waits to die.
+    ::close(report[0]);
+    std::string said;
+    try {
+      auto bus = sdbus::createSessionBusConnection();
+      auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
+      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      std::vector<sdbus::UnixFd> stdio{sdbus::UnixFd(devnull), sdbus::UnixFd(devnull), sdbus::UnixFd(devnull)};
+      ::close(devnull);
+      sdbus::ObjectPath object;
+      std::uint32_t pid = 0;
+      proxy->callMethod("Launch")
+          .onInterface(kManager)
+          .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
+                         tmp_, stdio, launch_options())
+          .storeResultsTo(object, pid);
+      stdio.clear();
+      said = "ok " + bus->getUniqueName() + " " + std::to_string(pid) + "\n";
+      (void)!::write(report[1], said.data(), said.size());
+      for (;;) ::pause();
+    } catch (const std::exception& e) {
+      said = std::string("error ") + e.what() + "\n";
+      (void)!::write(report[1], said.data(), said.size());
+      ::_exit(1);
+    }
+  }
+  ::close(report[1]);
+  track(engine, false);
+  std::string said;
+  bool reported = read_until(report[0], "\n", kEventTimeout, &said);
+  ::close(report[0]);
+  ASSERT_TRUE(reported && said.rfind("ok ", 0) == 0) << "the engine process did not launch: '" << said << "'";
+  std::istringstream words(said.substr(3));
+  std::string engine_name;
+  pid_t command_pid = 0;
+  words >> engine_name >> command_pid;
+
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  EXPECT_EQ(pids["main"], command_pid);
+  ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
+  Record rec = record("r1");
+  ASSERT_EQ(to_string(rec.state), "running");
+  EXPECT_EQ(rec.owner.kind, "bus");
+  EXPECT_EQ(rec.owner.name, engine_name);
+  EXPECT_FALSE(rec.keep);
+
+  auto killed = Clock::now();
+  ASSERT_EQ(::kill(engine, SIGKILL), 0);
+  ASSERT_EQ(wait_child(engine, kEventTimeout).value_or(-1), 128 + SIGKILL);
+  auto deadline = killed + kGrace + 2000ms;
+  for (const auto& [role, pid] : pids) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    EXPECT_TRUE(wait_gone(pid, left < 0ms ? 0ms : left))
+        << role << " still alive " << since(killed).count() << " ms after its engine was SIGKILLed: "
+        << describe_process(pid);
+  }
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", kGrace + 2000ms))
+      << "no receipt within grace + 2 s of the engine's death";
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  EXPECT_TRUE(r.killed) << "the TERM ignorer can only have gone by SIGKILL";
+  EXPECT_EQ(await_no_nerve_units(), "");
+}
+
+// The same while the Launch is still in flight: the engine dies the moment nerved has written the
+// run's intent record, before (or, depending on the race, just after) the reply. Whichever way the
+// race goes, the run must end: nothing may rely on the engine being there to read the reply.
+TEST_F(AnEngine, KilledWhileItsLaunchIsInFlightStillGetsItsRunReaped) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t engine = ::fork();
+  ASSERT_GE(engine, 0);
+  if (engine == 0) {
+    ::close(report[0]);
+    try {
+      auto bus = sdbus::createSessionBusConnection();
+      auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
+      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      std::vector<sdbus::UnixFd> stdio{sdbus::UnixFd(devnull), sdbus::UnixFd(devnull), sdbus::UnixFd(devnull)};
+      ::close(devnull);
+      proxy->callMethodAsync("Launch")
+          .onInterface(kManager)
+          .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
+                         tmp_, stdio, launch_options())
+          .uponReplyInvoke([](const sdbus::Error*, sdbus::ObjectPath, std::uint32_t) {});
+      stdio.clear();
+      std::string said = "sent " + bus->getUniqueName() + "\n";
+      (void)!::write(report[1], said.data(), said.size());
+      for (;;) {  // keeps the connection served (the call is flushed) until the test kills it
+        while (bus->processPendingRequest()) {
+        }
+        auto pd = bus->getEventLoopPollData();
+        pollfd p{pd.fd, pd.events, 0};
+        ::poll(&p, 1, 100);
+      }
+    } catch (const std::exception& e) {
+      std::string said = std::string("error ") + e.what() + "\n";
+      (void)!::write(report[1], said.data(), said.size());
+      ::_exit(1);
+    }
+  }
+  ::close(report[1]);
+  track(engine, false);
+  std::string said;
+  bool reported = read_until(report[0], "\n", kEventTimeout, &said);
+  ::close(report[0]);
+  ASSERT_TRUE(reported && said.rfind("sent ", 0) == 0) << "the engine process did not send Launch: '" << said << "'";
+  // (wait_for_file watches the parent folder, so the run's folder first.)
+  bool recorded = wait_for_file(runs_ + "/r1") && wait_for_file(runs_ + "/r1/lifecycle.json");
+  auto killed = Clock::now();
+  ASSERT_EQ(::kill(engine, SIGKILL), 0);
+  ASSERT_EQ(wait_child(engine, kEventTimeout).value_or(-1), 128 + SIGKILL);
+  ASSERT_TRUE(recorded) << "nerved never wrote the run's intent record";
+
+  // The receipt comes (the grace is 1 s; the TERM ignorer, if it started, needs the SIGKILL).
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", kGrace + 4000ms))
+      << "no receipt within " << (kGrace + 4000ms).count() << " ms of the engine's death; record state "
+      << to_string(record("r1").state);
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - killed);
+  Receipt r = receipt("r1");
+  EXPECT_THAT(to_string(r.outcome), AnyOf("complete", "no_scope")) << r.error;
+  for (const char* role : {"main", "setsid", "grandchild", "ignoreterm"}) {
+    pid_t p = read_pid_file(markers + "/" + role + ".pid");
+    track(p, true);
+    if (p > 0) {
+      EXPECT_FALSE(alive(p)) << role << " outlived the run's receipt: " << describe_process(p);
+    }
+  }
+  EXPECT_EQ(await_no_nerve_units(), "");
+  std::cerr << "note: the receipt came " << took.count() << " ms after the engine's death; the command "
+            << (std::filesystem::exists(markers + "/main.pid") ? "had started" : "never started") << "\n";
+}
+
+// 8. Bad input over the bus: refused with a precise error, before anything is recorded or started.
+struct BadLaunch {
+  std::string name;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string cwd;  // "" = the test's temp folder; "-" = really empty
+  int fds;
+  // Made when the test runs: an sdbus::Variant must not live in static storage (it would outlive
+  // sdbus-c++'s own statics at exit).
+  std::function<Options()> options;
+  std::string error;         // the error name, without the prefix
+  std::string must_mention;  // a piece of the message: the value at fault
+};
+
+void PrintTo(const BadLaunch& b, std::ostream* os) { *os << b.name; }
+
+class AnEngineLaunchingBadly : public AnEngine, public ::testing::WithParamInterface<BadLaunch> {};
+
+TEST_P(AnEngineLaunchingBadly, IsRefusedWithAnErrorNamingTheValueAndNothingRunsOrIsRecorded) {
+  const BadLaunch& b = GetParam();
+  std::string cwd = b.cwd == "-" ? "" : b.cwd.empty() ? tmp_ : b.cwd;
+  if (cwd.find("@TMP@") != std::string::npos) cwd.replace(cwd.find("@TMP@"), 5, tmp_);
+  std::vector<std::string> argv = b.argv;
+  for (auto& a : argv)
+    if (a.find("@TMP@") != std::string::npos) a.replace(a.find("@TMP@"), 5, tmp_);
+  std::string not_exec = tmp_ + "/not-executable";
+  { std::ofstream(not_exec) << "#!/bin/sh\necho ran > '" << tmp_ << "/ran'\n"; }
+  ::chmod(not_exec.c_str(), 0644);
+
+  BusReply reply = call_nerved([&](sdbus::IProxy& proxy) {
+    int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    std::vector<sdbus::UnixFd> stdio;
+    for (int i = 0; i < b.fds; ++i) stdio.emplace_back(devnull);
+    ::close(devnull);
+    proxy.callMethod("Launch").onInterface(kManager).withArguments(std::string("r1"), argv, b.env, cwd, stdio,
+                                                                   b.options());
+  });
+  ASSERT_EQ(reply.failure, "");
+  EXPECT_EQ(reply.error_name, kErrorPrefix + b.error) << reply.error_message;
+  EXPECT_THAT(reply.error_message, HasSubstr(b.must_mention));
+  EXPECT_FALSE(std::filesystem::exists(tmp_ + "/ran")) << "the command ran";
+  EXPECT_EQ(await_no_nerve_units(), "") << "a scope is left after a refused Launch";
+  if (b.error == "InvalidArgument" || b.name == "MissingCommandInPath") {
+    // Refused before the run was touched.
+    EXPECT_THAT(list_folder(runs_), IsEmpty()) << "a refused Launch created a run record";
+  } else if (std::filesystem::exists(runs_ + "/r1/lifecycle.json")) {
+    // The command was held in a scope, then could not start: nothing of it may be left running, and
+    // the record may not stay "running" (a reap_on_exit may still be finishing: bounded wait).
+    auto deadline = Clock::now() + kGrace + 2000ms;
+    while (to_string(record("r1").state) == "running" && Clock::now() < deadline) {
+      struct timespec ts {0, 20'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+    Record rec = record("r1");
+    std::cerr << "note: after " << b.name << " the run's record says " << to_string(rec.state)
+              << (std::filesystem::exists(runs_ + "/r1/receipt.json")
+                      ? ", receipt outcome " + to_string(receipt("r1").outcome)
+                      : ", no receipt")
+              << "\n";
+    EXPECT_NE(to_string(rec.state), "running") << "the run of a failed Launch is left 'running'";
+    if (rec.leader_pid > 0) {
+      EXPECT_FALSE(alive(rec.leader_pid)) << describe_process(rec.leader_pid);
+    }
+  }
+}
+
+template <typename T>
+std::function<Options()> with(const std::string& key, T value) {
+  return [key, value] {
+    Options o = launch_options();
+    o[key] = sdbus::Variant(value);
+    return o;
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Input, AnEngineLaunchingBadly,
+    ::testing::Values(
+        BadLaunch{"EmptyArgv", {}, plain_env(), "", 3, launch_options, "InvalidArgument", "argv"},
+        BadLaunch{"EmptyArgv0", {""}, plain_env(), "", 3, launch_options, "InvalidArgument", "argv"},
+        BadLaunch{"RelativeCwd", {"true"}, plain_env(), "some/relative/dir", 3, launch_options, "InvalidArgument",
+                  "'some/relative/dir'"},
+        BadLaunch{"EmptyCwd", {"true"}, plain_env(), "-", 3, launch_options, "InvalidArgument", "cwd"},
+        BadLaunch{"TwoFds", {"true"}, plain_env(), "", 2, launch_options, "InvalidArgument", "not 2"},
+        BadLaunch{"FourFds", {"true"}, plain_env(), "", 4, launch_options, "InvalidArgument", "not 4"},
+        BadLaunch{"EnvEntryWithoutEquals", {"true"}, {"PATH=/usr/bin:/bin", "NOEQUALSSIGN"}, "", 3, launch_options,
+                  "InvalidArgument", "'NOEQUALSSIGN'"},
+        BadLaunch{"EnvEntryWithoutKey", {"true"}, {"=value"}, "", 3, launch_options, "InvalidArgument", "'=value'"},
+        BadLaunch{"UnknownOption", {"true"}, plain_env(), "", 3, with("bogus_option", true),
+                  "InvalidArgument", "'bogus_option'"},
+        BadLaunch{"OptionOfTheWrongType", {"true"}, plain_env(), "", 3,
+                  with("grace_usec", std::string("1s")), "InvalidArgument", "'grace_usec'"},
+        BadLaunch{"GraceOverAnHour", {"true"}, plain_env(), "", 3,
+                  with("grace_usec", std::uint64_t{3'600'000'001}), "InvalidArgument", "3600000001"},
+        BadLaunch{"MissingCommandInPath", {"no-such-command-xyz"}, plain_env(), "", 3, launch_options, "ExecFailed",
+                  "no-such-command-xyz"},
+        BadLaunch{"MissingCommandByPath", {"/nonexistent/no-such-command"}, plain_env(), "", 3, launch_options,
+                  "ExecFailed", "no-such-command"},
+        BadLaunch{"NotExecutable", {"@TMP@/not-executable"}, plain_env(), "", 3, launch_options, "ExecFailed",
+                  "not-executable"},
+        BadLaunch{"MissingCwd", {"true"}, plain_env(), "@TMP@/no-such-folder", 3, launch_options, "InvalidArgument",
+                  "no-such-folder"}),
+    [](const ::testing::TestParamInfo<BadLaunch>& info) { return info.param.name; });
+
+// After a Launch that failed with ExecFailed the command never ran; the docs call such an attempt
+// "failed before its command ran; the run id may be launched again". So a second Launch of the same
+// run id with a command that exists must start it.
+class AnEngineRetryingAFailedExec : public AnEngine, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(AnEngineRetryingAFailedExec, CanLaunchTheSameRunIdAgain) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  std::string not_exec = tmp_ + "/not-executable";
+  { std::ofstream(not_exec) << "#!/bin/sh\nexit 0\n"; }
+  ::chmod(not_exec.c_str(), 0644);
+  std::vector<std::string> argv = GetParam() == "MissingCommandInPath"   ? std::vector<std::string>{"no-such-command-xyz"}
+                                  : GetParam() == "MissingCommandByPath" ? std::vector<std::string>{tmp_ + "/no-such-command"}
+                                                                         : std::vector<std::string>{not_exec};
+  try {
+    launch("r1", argv, STDERR_FILENO);
+    FAIL() << "a Launch of a command that cannot be executed succeeded";
+  } catch (const sdbus::Error& e) {
+    EXPECT_EQ(e.getName(), std::string(kErrorPrefix) + "ExecFailed") << e.getMessage();
+  }
+  // Whatever nerved does after the failed exec (reap_on_exit) is over before the second Launch.
+  EXPECT_EQ(await_no_nerve_units(), "");
+  std::string first_state = std::filesystem::exists(runs_ + "/r1/lifecycle.json") ? to_string(record("r1").state)
+                                                                                 : "(no record)";
+  try {
+    auto [object, pid] = launch("r1", {kEscaper, "--pidfile", path("second.pid")}, STDERR_FILENO);
+    EXPECT_EQ(await_pidfile(path("second.pid")), pid);
+    EXPECT_EQ(std::get<0>(reap("r1")), "complete");
+  } catch (const sdbus::Error& e) {
+    ADD_FAILURE() << "the second Launch of r1 failed: " << e.getName() << ": " << e.getMessage()
+                  << "\n(after the failed exec the run's record said '" << first_state << "')";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AfterExecFailed, AnEngineRetryingAFailedExec,
+                         ::testing::Values("MissingCommandInPath", "MissingCommandByPath", "NotExecutable"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace nerve::itest

@@ -142,9 +142,17 @@ int daemon_main(int argc, char** argv) {
     // Reconcile before owning the name: every unfinished run is queued first, so no launch of it can
     // be answered before its record is looked at (the calls of one run are serialised).
     lifecycle.reconcile([](std::vector<ReconcileLine> lines) {
-      std::size_t acted = 0;
-      for (auto& l : lines) acted += l.action != "final";
-      spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something", lines.size(), acted);
+      std::size_t runs = 0, acted = 0, skipped = 0;
+      for (auto& l : lines) {
+        if (l.action == "skipped" && l.run.empty()) {
+          ++skipped;
+          continue;
+        }
+        ++runs;
+        acted += l.action != "final";
+      }
+      spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
+                   runs, acted, skipped);
     });
     try {
       bus->requestName(kBusName);

@@ -21,6 +21,7 @@ std::optional<Record> Lifecycle::load(const std::string& run, std::optional<BusE
       return std::nullopt;
     }
     std::string moved = quarantine(run);
+    spdlog::error("run {}: unreadable record ({}) moved to {}", run, e.what(), moved);
     *err = BusError{error::RecordFailed, "the record of run " + quote_value(run) + " was unreadable (" + e.what() +
                                              ") and was moved to " + moved + "; try again"};
   } catch (const std::exception& e) {
@@ -31,13 +32,57 @@ std::optional<Record> Lifecycle::load(const std::string& run, std::optional<BusE
 }
 
 std::string Lifecycle::quarantine(const std::string& run) {
+  std::string to;
   try {
-    std::string to = deps_.store.quarantine(run);
-    spdlog::error("run {}: unreadable record moved to {}", run, to);
-    return to;
+    to = deps_.store.quarantine(run);
   } catch (const FsError& e) {
-    spdlog::error("run {}: unreadable record cannot be moved aside: {}", run, e.what());
     return "(nowhere: " + std::string(e.what()) + ")";
+  }
+  recover(run);
+  return to;
+}
+
+void Lifecycle::recover(const std::string& run) {
+  // The record is gone, but a scope of the run may still live. Ours are named nerve-<run>-<nonce>
+  // .scope and carry "nerve run <run> attempt <N> nonce=<nonce>" in their Description: write a new
+  // record for the newest such scope, so it is reaped with the run (a relaunch reaps it first).
+  std::vector<std::string> units;
+  std::string err;
+  if (!deps_.systemd.list_scopes("nerve-" + run + "-*.scope", &units, &err)) {
+    spdlog::error("run {}: cannot list its scopes after quarantine: {}", run, err);
+    return;
+  }
+  std::optional<Record> best;
+  for (const auto& unit : units) {
+    Lookup l = deps_.systemd.lookup(unit);
+    if (l.status != LookupStatus::Found || l.unit.control_group.empty()) continue;
+    auto parsed = parse_scope_description(l.unit.description);
+    if (!parsed || parsed->run != run || scope_unit_name(run, parsed->nonce) != unit) continue;
+    auto id = deps_.cgroups.id(l.unit.control_group);
+    if (!id) continue;
+    if (best && best->attempt >= parsed->attempt) continue;
+    Record r;
+    r.run = run;
+    r.attempt = parsed->attempt;
+    r.unit = unit;
+    r.nonce = parsed->nonce;
+    r.boot_id = deps_.boot_id;
+    r.invocation_id = l.unit.invocation_id;
+    r.cgroup = l.unit.control_group;
+    r.cgroup_id = *id;
+    r.state = RunState::Running;
+    r.grace_usec = kDefaultGraceUsec;
+    r.owner.kind = "none";  // unknown: kept until reaped
+    r.created_at = r.updated_at = now_rfc3339();
+    best = r;
+  }
+  if (!best) return;
+  try {
+    deps_.store.save(*best);
+    spdlog::warn("run {}: live scope {} recovered into a new record (owner unknown: reap the run to end it)", run,
+                 best->unit);
+  } catch (const FsError& e) {
+    spdlog::error("run {}: live scope {} found, but its record cannot be written: {}", run, best->unit, e.what());
   }
 }
 
@@ -144,18 +189,41 @@ void Lifecycle::reap_locked(const std::string& run, int signal, std::uint64_t gr
 }
 
 void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, ReapDone done) {
-  deps_.owners.unwatch(record.run);
-  // The fence: from here on, the run is final, whatever happens to this reap.
-  if (record.state != RunState::Reaping) {
+  if (record.state == RunState::Reaping) {
+    // A crash may have come between the final receipt and the "reaped" record: that reap is done,
+    // and its receipt stands. Only close the record.
+    std::optional<Receipt> earlier;
+    try {
+      earlier = deps_.store.load_receipt(record.run);
+    } catch (const std::exception& e) {
+      spdlog::warn("run {}: receipt unreadable ({}); reaping again", record.run, e.what());
+    }
+    if (earlier && is_final(earlier->outcome) && earlier->attempt == record.attempt && earlier->unit == record.unit) {
+      record.state = RunState::Reaped;
+      record.updated_at = now_rfc3339();
+      try {
+        deps_.store.save(record);
+      } catch (const FsError& e) {
+        spdlog::error("run {}: cannot close the record: {}", record.run, e.what());
+      }
+      return done(earlier, std::nullopt);
+    }
+  } else {
+    // The fence: from here on, the run is final, whatever happens to this reap.
     record.state = RunState::Reaping;
     record.updated_at = now_rfc3339();
     try {
       deps_.store.save(record);
     } catch (const FsError& e) {
+      // Nothing was signalled. The run must still end: keep watching its owner, and try again.
+      spdlog::error("run {}: cannot fence the run before reaping it: {}; will retry", record.run, e.what());
+      schedule_retry(record.run);
       return done(std::nullopt, BusError{error::RecordFailed, std::string("cannot fence run ") + quote_value(record.run) +
-                                                                  " before reaping it: " + e.what()});
+                                                                  " before reaping it: " + e.what() +
+                                                                  "; nothing was signalled, nerved retries"});
     }
   }
+  deps_.owners.unwatch(record.run);
   ReapOp::start(deps_, record, grace_usec, signal, [this, rec = record, done = std::move(done)](Receipt receipt) mutable {
     spdlog::info("run {} attempt {} unit {} invocation {}: reap {}{}", rec.run, rec.attempt, rec.unit,
                  rec.invocation_id.empty() ? "-" : rec.invocation_id, to_string(receipt.outcome),

@@ -79,8 +79,10 @@ class Lifecycle {
   void clean_attempt(Record record, std::function<void(Receipt)> done);
   void watch_owner(const Record& record);
   void schedule_retry(const std::string& run);
-  // Moves an unreadable lifecycle.json aside; returns where it went.
+  // Moves an unreadable lifecycle.json aside (returns where it went), then recovers a live scope.
   std::string quarantine(const std::string& run);
+  // Writes a new record for the newest live scope of the run found by its name and Description.
+  void recover(const std::string& run);
 
   Deps deps_;
   RunQueue queue_;

@@ -6,6 +6,27 @@ std::string scope_description(const Record& r) {
   return "nerve run " + r.run + " attempt " + std::to_string(r.attempt) + " nonce=" + r.nonce;
 }
 
+std::optional<ScopeIdentity> parse_scope_description(const std::string& d) {
+  // "nerve run <run> attempt <N> nonce=<nonce>"; a run id has no spaces.
+  const std::string head = "nerve run ";
+  if (d.rfind(head, 0) != 0) return std::nullopt;
+  auto sp = d.find(' ', head.size());
+  if (sp == std::string::npos) return std::nullopt;
+  ScopeIdentity id;
+  id.run = d.substr(head.size(), sp - head.size());
+  const std::string mid = " attempt ";
+  if (d.compare(sp, mid.size(), mid) != 0) return std::nullopt;
+  auto num_start = sp + mid.size();
+  auto nonce_at = d.find(" nonce=", num_start);
+  if (nonce_at == std::string::npos || nonce_at == num_start) return std::nullopt;
+  std::string num = d.substr(num_start, nonce_at - num_start);
+  if (num.find_first_not_of("0123456789") != std::string::npos || num.size() > 9) return std::nullopt;
+  id.attempt = static_cast<unsigned>(std::stoul(num));
+  id.nonce = d.substr(nonce_at + 7);
+  if (id.nonce.size() != 16 || id.nonce.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  return id;
+}
+
 ReapDecision decide_reap(const Record& r, const std::string& boot_id, const Lookup& lookup,
                          std::optional<std::uint64_t> live_cgroup_id) {
   if (r.boot_id != boot_id)

@@ -39,4 +39,12 @@ ReapDecision decide_reap(const Record& record, const std::string& boot_id, const
 // InvocationID is recorded.
 std::string scope_description(const Record& record);
 
+struct ScopeIdentity {
+  std::string run;
+  unsigned attempt = 0;
+  std::string nonce;
+};
+// The inverse of scope_description; nullopt for any other text.
+std::optional<ScopeIdentity> parse_scope_description(const std::string& description);
+
 }  // namespace nerve

@@ -59,8 +59,12 @@ std::optional<Receipt> RunStore::load_receipt(const std::string& run) const {
 
 void RunStore::save(const Record& record) const {
   Fd dir = open_run(record.run, true);
-  write_file_atomic(dir.get(), kRecordFile, to_json_text(record),
-                    run_path(record.run) + "/" + kRecordFile);
+  try {
+    write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile);
+  } catch (const FsError&) {
+    ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty: a folder we just made
+    throw;
+  }
   notify(record.run);
 }
 
@@ -111,7 +115,7 @@ std::vector<std::string> RunStore::runs(std::vector<std::string>* skipped) const
   while (auto* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
-    if (name.front() == '.') continue;  // our own temporary files and quarantine
+    if (name == ".quarantine") continue;  // ours
     struct stat st {};
     if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
     if (S_ISLNK(st.st_mode)) {

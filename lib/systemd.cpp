@@ -186,6 +186,24 @@ Lookup SdbusSystemd::lookup(const std::string& unit) {
   return out;
 }
 
+bool SdbusSystemd::list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) {
+  try {
+    using UnitRow = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
+                                  sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
+    std::vector<UnitRow> rows;
+    impl_->manager->callMethod("ListUnitsByPatterns")
+        .onInterface(kManager)
+        .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
+        .withTimeout(kQueryTimeout)
+        .storeResultsTo(rows);
+    for (auto& r : rows) units->push_back(r.get<0>());
+    return true;
+  } catch (const sdbus::Error& e) {
+    if (error) *error = describe(e);
+    return false;
+  }
+}
+
 void SdbusSystemd::start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) {
   impl_->start(spec, !impl_->pidfds_unsupported, std::move(done));
 }

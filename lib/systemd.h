@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sdbus {
 class IConnection;
@@ -57,6 +58,8 @@ class Systemd {
   // The manager's Version property; "" with 'error' set when it does not answer.
   virtual std::string version(std::string* error) = 0;
   virtual Lookup lookup(const std::string& unit) = 0;
+  // The names of loaded units matching a glob (ListUnitsByPatterns). false with 'error' on failure.
+  virtual bool list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) = 0;
   // StartTransientUnit(unit, "fail", {Description, PIDs (or PIDFDs), KillMode=control-group,
   // TimeoutStopUSec, CollectMode=inactive-or-failed}); 'done' runs when its job is removed.
   virtual void start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) = 0;
@@ -73,6 +76,7 @@ class SdbusSystemd : public Systemd {
 
   std::string version(std::string* error) override;
   Lookup lookup(const std::string& unit) override;
+  bool list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) override;
   void start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) override;
   void stop_unit(const std::string& unit, std::function<void(JobOutcome)> done) override;
   std::string kill_unit(const std::string& unit, int signo) override;

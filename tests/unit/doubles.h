@@ -20,6 +20,8 @@ class MockSystemd : public Systemd {
  public:
   MOCK_METHOD(std::string, version, (std::string * error), (override));
   MOCK_METHOD(Lookup, lookup, (const std::string& unit), (override));
+  MOCK_METHOD(bool, list_scopes, (const std::string& pattern, std::vector<std::string>* units, std::string* error),
+              (override));
   MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, std::function<void(JobOutcome)> done), (override));
   MOCK_METHOD(void, stop_unit, (const std::string& unit, std::function<void(JobOutcome)> done), (override));
   MOCK_METHOD(std::string, kill_unit, (const std::string& unit, int signo), (override));

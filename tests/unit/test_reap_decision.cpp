@@ -116,3 +116,22 @@ TEST(AScopeDescription, CarriesTheRunTheAttemptAndTheNonce) {
   r.attempt = 2;
   EXPECT_EQ(scope_description(r), "nerve run r1 attempt 2 nonce=0123456789abcdef");
 }
+
+TEST(AScopeDescription, ReadsBackTheRunTheAttemptAndTheNonceItWasMadeOf) {
+  nerve::Record r;
+  r.run = "build.42:x-y";
+  r.attempt = 3;
+  r.nonce = "0123456789abcdef";
+  auto id = nerve::parse_scope_description(nerve::scope_description(r));
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->run, r.run);
+  EXPECT_EQ(id->attempt, 3u);
+  EXPECT_EQ(id->nonce, r.nonce);
+}
+
+TEST(AScopeDescription, IsNotReadFromAnyOtherText) {
+  for (const char* d : {"", "nerve run r1", "nerve run r1 attempt x nonce=0123456789abcdef",
+                        "nerve run r1 attempt 1 nonce=0123", "nerve run r1 attempt 1 nonce=0123456789ABCDEF",
+                        "run r1 attempt 1 nonce=0123456789abcdef", "nerve run r1 attempt  nonce=0123456789abcdef"})
+    EXPECT_FALSE(nerve::parse_scope_description(d).has_value()) << d;
+}

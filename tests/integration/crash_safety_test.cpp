@@ -47,12 +47,6 @@ void write_private_file(const std::string& path, const std::string& text) {
   ::close(fd);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 int count_lines_with(const std::string& text, const std::vector<std::string>& parts) {
   int n = 0;
@@ -100,20 +94,6 @@ pid_t find_user_manager() {
   return 0;
 }
 
-// The nerve-* units systemd knows, as "UNIT ACTIVE SUB" lines, without the inactive ones.
-std::vector<std::string> live_nerve_units() {
-  Output o = run(command({"systemctl", "--user", "list-units", "nerve-*", "--all", "--no-legend", "--plain"}));
-  std::vector<std::string> live;
-  for (const auto& l : lines_of(o.out)) {
-    std::istringstream in(l);
-    std::string unit, load, active, sub;
-    in >> unit >> load >> active >> sub;
-    if (unit.empty() || active == "inactive") continue;
-    live.push_back(unit + " " + active + " " + sub);
-  }
-  if (o.exit_code != 0) live.push_back("(systemctl failed: " + o.err + ")");
-  return live;
-}
 
 // Waits (inotify on the run's folder) until receipt.json of RUN parses with OUTCOME; the last text read.
 bool wait_for_outcome(const std::string& folder, const std::string& outcome, milliseconds timeout, std::string* last) {

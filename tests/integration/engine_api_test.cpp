@@ -181,21 +181,6 @@ class AnEngine : public NervedTest {
     return {outcome, receipt_text};
   }
 
-  // The nerve-* units the user manager knows, any state.
-  std::string nerve_units() {
-    Output o = run(command({"systemctl", "--user", "list-units", "--all", "--plain", "--no-legend", "nerve-*"}));
-    EXPECT_EQ(o.exit_code, 0) << o.err;
-    return o.out;
-  }
-  std::string await_no_nerve_units(milliseconds timeout = 3000ms) {
-    auto deadline = Clock::now() + timeout;
-    for (;;) {
-      std::string units = nerve_units();
-      if (units.empty() || Clock::now() >= deadline) return units;
-      struct timespec ts {0, 50'000'000};
-      ::nanosleep(&ts, nullptr);
-    }
-  }
 
   // The pids in RUN's cgroup now, tracked for TearDown (escapers: they must be gone by then).
   void track_run_processes(const std::string& run) {

@@ -42,12 +42,6 @@ constexpr int kMaxReapTries = 30;
 constexpr milliseconds kReadyTimeout{15'000};
 constexpr const char* kRoles[] = {"main", "setsid", "grandchild", "ignoreterm"};
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 // Polls PRED every 20 ms until it holds or TIMEOUT passed (for what no event announces: a unit going
 // inactive, a cgroup folder removed by systemd).
@@ -60,20 +54,6 @@ bool eventually(const std::function<bool()>& pred, milliseconds timeout) {
   }
 }
 
-// The nerve-* units systemd knows, as "UNIT ACTIVE SUB" lines, without the inactive ones.
-std::vector<std::string> live_nerve_units() {
-  Output o = run(command({"systemctl", "--user", "list-units", "nerve-*", "--all", "--no-legend", "--plain"}));
-  std::vector<std::string> live;
-  for (const auto& l : lines_of(o.out)) {
-    std::istringstream in(l);
-    std::string unit, load, active, sub;
-    in >> unit >> load >> active >> sub;
-    if (unit.empty() || active == "inactive") continue;
-    live.push_back(unit + " " + active + " " + sub);
-  }
-  if (o.exit_code != 0) live.push_back("(systemctl failed: " + o.err + ")");
-  return live;
-}
 
 enum class Started { Ready, Exited, TimedOut };
 

@@ -96,24 +96,6 @@ std::string signal_name(int sig) {
 
 class ASupervisor : public NervedTest {
  protected:
-  // The nerve-* units the user manager knows (any state). Empty when nerve left nothing behind.
-  std::string nerve_units() {
-    Output o = run(command({"systemctl", "--user", "list-units", "--all", "--plain", "--no-legend", "nerve-*"}));
-    EXPECT_EQ(o.exit_code, 0) << o.err;
-    return o.out;
-  }
-
-  // Bounded wait (systemd removes an inactive scope on its own schedule) until no nerve-* unit is
-  // left; what is left otherwise.
-  std::string await_no_nerve_units(milliseconds timeout = 3000ms) {
-    auto deadline = Clock::now() + timeout;
-    for (;;) {
-      std::string units = nerve_units();
-      if (units.empty() || Clock::now() >= deadline) return units;
-      struct timespec ts {0, 50'000'000};
-      ::nanosleep(&ts, nullptr);
-    }
-  }
 
   std::string make_dir(const std::string& name) {
     std::string dir = path(name);

@@ -336,4 +336,41 @@ std::string describe_process(pid_t pid) {
   return s.str();
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::string nerve_units() {
+  Output o = run(command({"systemctl", "--user", "list-units", "--all", "--plain", "--no-legend", "nerve-*"}));
+  if (o.exit_code != 0) return "(systemctl failed: " + o.err + ")";
+  return o.out;
+}
+
+std::string await_no_nerve_units(milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    std::string units = nerve_units();
+    if (units.empty() || Clock::now() >= deadline) return units;
+    struct timespec ts {0, 50'000'000};
+    ::nanosleep(&ts, nullptr);
+  }
+}
+
+std::vector<std::string> live_nerve_units() {
+  Output o = run(command({"systemctl", "--user", "list-units", "nerve-*", "--all", "--no-legend", "--plain"}));
+  std::vector<std::string> live;
+  for (const auto& l : lines_of(o.out)) {
+    std::istringstream in(l);
+    std::string unit, load, active, sub;
+    in >> unit >> load >> active >> sub;
+    if (unit.empty() || active == "inactive") continue;
+    live.push_back(unit + " " + active + " " + sub);
+  }
+  if (o.exit_code != 0) live.push_back("(systemctl failed: " + o.err + ")");
+  return live;
+}
+
 }  // namespace nerve::itest

@@ -104,4 +104,17 @@ pid_t session_of(pid_t pid);
 // A short human description of a process for failure messages: "1234 (S, ppid 1, cgroup /x)".
 std::string describe_process(pid_t pid);
 
+// TEXT split into lines.
+std::vector<std::string> lines_of(const std::string& text);
+
+// The nerve-* units the user manager knows, in any state, as systemctl prints them ("" when none).
+std::string nerve_units();
+
+// Bounded wait (systemd removes an inactive scope on its own schedule) until no nerve-* unit is
+// left; returns what is left otherwise.
+std::string await_no_nerve_units(milliseconds timeout = milliseconds{3000});
+
+// The nerve-* units that are not inactive, as "UNIT ACTIVE SUB" lines.
+std::vector<std::string> live_nerve_units();
+
 }  // namespace nerve::itest

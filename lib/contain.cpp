@@ -57,6 +57,7 @@ void ContainOp::begin() {
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec};
   auto self = self_;
   deps_.systemd.start_scope(spec, [this, self](JobOutcome job) { on_started(std::move(job)); });
+  fault_point("after-start-request");
 }
 
 void ContainOp::on_started(JobOutcome job) {

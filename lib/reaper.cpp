@@ -36,6 +36,7 @@ void ReapOp::begin() {
     case ReapAction::Retry: return finish(Outcome::PendingRetry, d.reason);
     case ReapAction::Refuse: return finish(Outcome::Refused, d.reason);
     case ReapAction::KillCgroup: {
+      unit_stop_sent_ = true;  // the unit is unknown to systemd: nothing to stop
       watch_ = deps_.cgroups.watch(cgroup_, [this] { check_empty(); });
       killed_ = true;
       deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
@@ -74,14 +75,16 @@ void ReapOp::send_stop() {
   // nerved's own timer always decides (and knows) when SIGKILL is sent. Otherwise, and for a
   // cancellation's signal, send the signal to every process with KillUnit; systemd collects the scope
   // once it is empty.
-  bool stop_unit = signal_ == 0 && grace_usec_ < record_.grace_usec;
+  // Without a known cgroup (a start job may still be pending: nerved died right after asking for the
+  // scope), only StopUnit is sure: it replaces the start job, and its own job tells when it is over.
+  bool stop_unit = cgroup_.empty() || (signal_ == 0 && grace_usec_ < record_.grace_usec);
+  unit_stop_sent_ = stop_unit;
   if (!stop_unit) {
     int sig = signal_ ? signal_ : SIGTERM;
     if (auto err = deps_.systemd.kill_unit(record_.unit, sig); !err.empty())
       spdlog::warn("run {} unit {}: KillUnit({}) failed: {}", record_.run, record_.unit, sig, err);
     else if (sig != SIGKILL && sig != SIGCONT)
       deps_.systemd.kill_unit(record_.unit, SIGCONT);  // as systemd does on stop: wake stopped processes
-    if (cgroup_.empty()) finish(Outcome::Complete, "");
     return;
   }
   auto self = self_;
@@ -110,7 +113,14 @@ void ReapOp::kill_cgroup() {
 
 void ReapOp::check_empty() {
   if (finished_ || cgroup_.empty()) return;
-  if (!deps_.cgroups.populated(cgroup_)) finish(Outcome::Complete, "");
+  if (deps_.cgroups.populated(cgroup_)) return;
+  if (!unit_stop_sent_) {
+    // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
+    // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
+    unit_stop_sent_ = true;
+    deps_.systemd.stop_unit(record_.unit, [](JobOutcome) {});
+  }
+  finish(Outcome::Complete, "");
 }
 
 bool ReapOp::populated() {

@@ -4,7 +4,9 @@
 // every process of the scope, KillMode=control-group) when this reap's grace is shorter than the
 // scope's TimeoutStopUSec (the launch's grace, which systemd 252 cannot change on a running scope);
 // otherwise KillUnit(all, SIGTERM), so that systemd never sends SIGKILL before the reap's grace is
-// over. A cancellation sends its own signal with KillUnit. Then wait on events: the cgroup becoming
+// over; and always StopUnit when the cgroup is not known yet (a start job may be pending). A
+// cancellation sends its own signal with KillUnit. Once the cgroup is empty after a KillUnit, the unit
+// is stopped too, so no empty scope stays active. Then wait on events: the cgroup becoming
 // empty ("populated 0", or the folder gone) ends the reap as complete. If processes remain when the
 // grace is over, nerved itself sends KillUnit(all, SIGKILL) (so the receipt's "killed" is exact); one
 // second later, cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait
@@ -56,6 +58,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   std::vector<TimerId> timers_;
   bool finished_ = false;
   bool killed_ = false;
+  bool unit_stop_sent_ = false;  // StopUnit was (or is being) sent for the unit
   std::shared_ptr<ReapOp> self_;  // alive until finish()
 };
 

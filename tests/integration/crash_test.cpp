@@ -53,10 +53,13 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
   EXPECT_EQ(to_string(receipt("r1").outcome), "complete") << receipt("r1").error;
   EXPECT_EQ(receipt("r1").attempt, second.attempt);
   EXPECT_FALSE(alive(launcher));
+  // Not only the cgroups: no unit of either attempt may be left, active or not.
+  EXPECT_EQ(await_no_nerve_units(), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringALaunch,
-                         ::testing::Values("after-intent", "after-start", "after-running"), step_name);
+                         ::testing::Values("after-intent", "after-start-request", "after-start", "after-running"),
+                         step_name);
 
 class ANervedKilledDuringAReap : public NervedTest, public ::testing::WithParamInterface<std::string> {};
 

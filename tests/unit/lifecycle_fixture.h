@@ -112,10 +112,13 @@ class LifecycleTest : public ::testing::Test, protected World {
   RunState state_on_disk(const std::string& run) const { return store.load(run).value().state; }
 
  private:
+  // A stop (StopUnit, or a TERM to all through KillUnit) of a unit that exists; a stop of a unit that
+  // is already gone changes nothing and is not an event.
   void stop(const std::string& unit) {
-    events.push_back("stop " + unit);
     auto it = units.find(unit);
-    if (!stop_empties || it == units.end()) return;
+    if (it == units.end()) return;
+    events.push_back("stop " + unit);
+    if (!stop_empties) return;
     const std::string cgroup = it->second.control_group;
     units.erase(it);
     populated[cgroup] = false;

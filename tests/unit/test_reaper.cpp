@@ -280,12 +280,38 @@ TEST_F(AReapOp, EndsPendingRetryWhenTheStopJobOfAUnitWithoutCgroupFails) {
   EXPECT_THAT(receipt->error, HasSubstr("timeout"));
 }
 
-TEST_F(AReapOp, PassesACancelSignalToEveryProcessInsteadOfStoppingTheUnit) {
-  EXPECT_CALL(systemd, stop_unit).Times(0);
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(""));
+TEST_F(AReapOp, PassesACancelSignalToEveryProcessAndStopsTheUnitOnlyOnceItIsEmpty) {
+  ::testing::MockFunction<void()> emptied;
+  {
+    ::testing::InSequence order;
+    EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(""));
+    EXPECT_CALL(emptied, Call());
+    // Then, so that a scope systemd never saw empty cannot stay active:
+    EXPECT_CALL(systemd, stop_unit(record.unit, _));
+  }
   reap(0, SIGINT);
   ASSERT_FALSE(receipt);
+  emptied.Call();
   empty_cgroup();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+}
+
+TEST_F(AReapOp, StopsAUnitWhoseCgroupIsNotKnownYetWithStopUnitEvenWithTheFullGrace) {
+  // nerved died right after asking for the scope: the record has no cgroup and the start job may
+  // still be pending. Only StopUnit replaces that job; a KillUnit would find nothing to signal.
+  record.cgroup.clear();
+  record.cgroup_id = 0;
+  record.invocation_id.clear();
+  Lookup pending = found(record);
+  pending.unit.control_group.clear();
+  pending.unit.active_state = "activating";
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(pending));
+  EXPECT_CALL(systemd, kill_unit(_, SIGTERM)).Times(0);
+  EXPECT_CALL(systemd, stop_unit(record.unit, _));
+  reap(0);
+  ASSERT_FALSE(receipt) << "completed before the stop job ended";
+  stop_done(JobOutcome{true, "done", "", false});
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::Complete);
 }

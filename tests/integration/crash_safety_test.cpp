@@ -58,17 +58,6 @@ int count_lines_with(const std::string& text, const std::vector<std::string>& pa
   return n;
 }
 
-// Polls PRED every 20 ms until it holds or TIMEOUT passed (for states no event announces: a unit going
-// inactive, a cgroup folder removed by systemd). True if it held in time.
-bool eventually(const std::function<bool()>& pred, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-}
-
 // Every pid written into a markers folder (ROLE.pid files, whatever got written).
 std::vector<pid_t> marker_pids(const std::string& dir) {
   std::vector<pid_t> pids;
@@ -175,13 +164,6 @@ class CrashSafety : public NervedTest {
   }
   void expect_all_dead(const std::map<std::string, pid_t>& pids, const std::string& what) {
     for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << what << ": " << role << ": " << describe_process(pid);
-  }
-
-  std::vector<std::string> nerve_cgroup_folders() {
-    std::vector<std::string> out;
-    for (const auto& n : list_folder(cgroup_root_ + "/app.slice"))
-      if (n.rfind("nerve-", 0) == 0) out.push_back(n);
-    return out;
   }
 
   std::string nerved_log() { return read_file(nerved_log_).value_or(""); }

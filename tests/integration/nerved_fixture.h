@@ -77,6 +77,13 @@ class NervedTest : public ::testing::Test {
   std::string unit_property(const std::string& unit, const std::string& name);
   // The folder of a cgroup path as systemd and nerved report it ("/app.slice/x.scope").
   std::string cgroup_folder(const std::string& cgroup) const { return cgroup_root_ + cgroup; }
+  // The nerve-* cgroup folders under app.slice (scopes of runs), by name.
+  std::vector<std::string> nerve_cgroup_folders() const {
+    std::vector<std::string> out;
+    for (const auto& n : list_folder(cgroup_root_ + "/app.slice"))
+      if (n.rfind("nerve-", 0) == 0) out.push_back(n);
+    return out;
+  }
 
   // Makes CALL on a proxy of nerved's object (org.nerve.Lifecycle1.Manager on /org/nerve/Lifecycle1)
   // in a forked helper process, so that a wrongly accepted Contain can only ever contain the helper,

@@ -43,18 +43,6 @@ constexpr milliseconds kReadyTimeout{15'000};
 constexpr const char* kRoles[] = {"main", "setsid", "grandchild", "ignoreterm"};
 
 
-// Polls PRED every 20 ms until it holds or TIMEOUT passed (for what no event announces: a unit going
-// inactive, a cgroup folder removed by systemd).
-bool eventually(const std::function<bool()>& pred, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-}
-
-
 enum class Started { Ready, Exited, TimedOut };
 
 // Waits until DIR/ready exists (the escaper started) or PID ended (the launch failed), bounded;
@@ -273,14 +261,7 @@ TEST_F(Soak, FiftyRunsOfFiveClientsThroughTwoNervedCrashesAllEndReapedWithNothin
   std::vector<std::string> units, folders;
   EXPECT_TRUE(eventually([&] { return (units = live_nerve_units()).empty(); }, 5000ms))
       << "units left: " << ::testing::PrintToString(units);
-  EXPECT_TRUE(eventually(
-      [&] {
-        folders.clear();
-        for (const auto& n : list_folder(cgroup_root_ + "/app.slice"))
-          if (n.rfind("nerve-", 0) == 0) folders.push_back(n);
-        return folders.empty();
-      },
-      5000ms))
+  EXPECT_TRUE(eventually([&] { return (folders = nerve_cgroup_folders()).empty(); }, 5000ms))
       << "cgroup folders left: " << ::testing::PrintToString(folders);
 
   std::cout << "soak: " << kRuns << " runs, " << kClients << " clients, nerved killed " << kills << " times, "

@@ -176,18 +176,25 @@ struct PauseCase {
 
 void PrintTo(const PauseCase& c, std::ostream* os) { *os << c.step; }
 
-class ASupervisorPaused : public ASupervisor, public ::testing::WithParamInterface<PauseCase> {};
+class ASupervisorPaused : public ASupervisor, public ::testing::WithParamInterface<PauseCase> {
+ protected:
+  // Starts `nervectl launch --wait --grace 1 r1` paused at the case's step, running the escaper tree
+  // (markers) when the command is meant to start, else `--touch touched`. Returns nervectl's pid.
+  pid_t start_paused(const PauseCase& c, const std::string& touched, const std::string& markers) {
+    std::vector<std::string> cmd = c.command_starts ? std::vector<std::string>{kEscaper, "--markers", markers}
+                                                    : std::vector<std::string>{kEscaper, "--touch", touched};
+    std::vector<std::string> argv = {"env", std::string("NERVE_TEST_PAUSE=") + c.step, kNervectl,
+                                     "launch", "--wait", "--grace", "1", "r1", "--"};
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    return start_background("launch", argv);  // env execs nervectl in place: same pid
+  }
+};
 
 TEST_P(ASupervisorPaused, AndSentTermExits143AndLeavesNothingOfTheRun) {
   const PauseCase c = GetParam();
   std::string touched = path("touched");
   std::string markers = make_dir("markers");
-  std::vector<std::string> cmd = c.command_starts ? std::vector<std::string>{kEscaper, "--markers", markers}
-                                                  : std::vector<std::string>{kEscaper, "--touch", touched};
-  std::vector<std::string> argv = {"env", std::string("NERVE_TEST_PAUSE=") + c.step, kNervectl,
-                                   "launch", "--wait", "--grace", "1", "r1", "--"};
-  argv.insert(argv.end(), cmd.begin(), cmd.end());
-  pid_t ctl_pid = start_background("launch", argv);  // env execs nervectl in place: same pid
+  pid_t ctl_pid = start_paused(c, touched, markers);
 
   std::string why;
   ASSERT_TRUE(await_stopped(ctl_pid, kEventTimeout, &why))
@@ -245,12 +252,7 @@ TEST_P(ASupervisorPaused, AndKilledWithSigkillLeavesNothingOfTheRun) {
   const PauseCase c = GetParam();
   std::string touched = path("touched");
   std::string markers = make_dir("markers");
-  std::vector<std::string> cmd = c.command_starts ? std::vector<std::string>{kEscaper, "--markers", markers}
-                                                  : std::vector<std::string>{kEscaper, "--touch", touched};
-  std::vector<std::string> argv = {"env", std::string("NERVE_TEST_PAUSE=") + c.step, kNervectl,
-                                   "launch", "--wait", "--grace", "1", "r1", "--"};
-  argv.insert(argv.end(), cmd.begin(), cmd.end());
-  pid_t ctl_pid = start_background("launch", argv);
+  pid_t ctl_pid = start_paused(c, touched, markers);
   std::string why;
   ASSERT_TRUE(await_stopped(ctl_pid, kEventTimeout, &why)) << "nervectl did not stop at " << c.step << ": " << why;
   std::vector<pid_t> kids = children_of(ctl_pid);

@@ -237,13 +237,7 @@ bool wait_for_file(const std::string& path, milliseconds timeout) {
 }
 
 bool wait_folder_gone(const std::string& folder, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (::access(folder.c_str(), F_OK) < 0 && errno == ENOENT) return true;
-    if (Clock::now() >= deadline) return false;
-    struct timespec ts {0, 10'000'000};
-    ::nanosleep(&ts, nullptr);
-  }
+  return eventually([&] { return ::access(folder.c_str(), F_OK) < 0 && errno == ENOENT; }, timeout);
 }
 
 std::string read_until_eof(int fd, milliseconds timeout, bool* eof) {
@@ -371,6 +365,16 @@ std::vector<std::string> live_nerve_units() {
   }
   if (o.exit_code != 0) live.push_back("(systemctl failed: " + o.err + ")");
   return live;
+}
+
+bool eventually(const std::function<bool()>& pred, milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if (Clock::now() >= deadline) return false;
+    struct timespec ts {0, 20'000'000};
+    ::nanosleep(&ts, nullptr);
+  }
 }
 
 }  // namespace nerve::itest

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,10 @@ pid_t session_of(pid_t pid);
 
 // A short human description of a process for failure messages: "1234 (S, ppid 1, cgroup /x)".
 std::string describe_process(pid_t pid);
+
+// Polls PRED every 20 ms until it holds or TIMEOUT passed, for states no event announces (a unit going
+// inactive, a cgroup folder removed by systemd). True if it held in time.
+bool eventually(const std::function<bool()>& pred, milliseconds timeout);
 
 // TEXT split into lines.
 std::vector<std::string> lines_of(const std::string& text);

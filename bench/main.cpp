@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -61,6 +62,13 @@ std::string first_line(const std::string& path, const std::string& prefix) {
   return "";
 }
 
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
 nlohmann::json machine(RawSystemd& raw) {
   utsname u{};
   ::uname(&u);
@@ -68,7 +76,8 @@ nlohmann::json machine(RawSystemd& raw) {
           {"kernel", u.release},
           {"cpu", first_line("/proc/cpuinfo", "model name\t: ")},
           {"systemd", raw.manager_version()},
-          {"loadavg_at_start", first_line("/proc/loadavg", "")}};
+          {"loadavg_at_start", first_line("/proc/loadavg", "")},
+          {"date", utc_now()}};
 }
 
 void run(Options& o) {

@@ -59,7 +59,10 @@ StartTimes Nerved::start(const std::string& runs_dir) {
   ::close(err[1]);
   drainer_ = std::thread([this, fd = err[0]] { drain(fd); });
   StartTimes t;
-  while (!owned_) {
+  for (;;) {
+    while (watch_->processPendingRequest()) {
+    }
+    if (owned_) break;
     if (ms_since(t0) > 60'000) throw std::runtime_error("nerved did not own its bus name within 60 s");
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
       pid_ = -1;
@@ -68,8 +71,6 @@ StartTimes Nerved::start(const std::string& runs_dir) {
     auto pd = watch_->getEventLoopPollData();
     pollfd p{pd.fd, pd.events, 0};
     ::poll(&p, 1, 50);
-    while (watch_->processPendingRequest()) {
-    }
   }
   t.name_owned_ms = ms_since(t0);
   while (reconciled_ns_ == 0 && ms_since(t0) < 60'000) sleep_ms(1);

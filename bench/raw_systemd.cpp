@@ -36,14 +36,15 @@ std::string RawSystemd::next_unit() {
   return "bench-raw-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".scope";
 }
 
+// Dispatches what the connection already holds (a synchronous call may have queued signals);
+// only when there was nothing, waits for the socket. The caller checks its condition in between.
 void RawSystemd::pump(int timeout_ms) {
-  while (bus_->processPendingRequest()) {
-  }
+  bool any = false;
+  while (bus_->processPendingRequest()) any = true;
+  if (any) return;
   auto pd = bus_->getEventLoopPollData();
   pollfd p{pd.fd, pd.events, 0};
   ::poll(&p, 1, timeout_ms);
-  while (bus_->processPendingRequest()) {
-  }
 }
 
 bool RawSystemd::wait_job(const std::string& job, int timeout_ms) {

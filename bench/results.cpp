@@ -122,6 +122,15 @@ void growth_table(const Results& r, std::string& out) {
 std::string Results::to_markdown() const {
   std::lock_guard lock(mu_);
   std::string out;
+  if (notes_.contains("machine")) {
+    const auto& m = notes_["machine"];
+    out += "Measured " + m.value("date", std::string()) + " on " + std::to_string(m.value("nproc", 0)) + " CPUs (" +
+           m.value("cpu", std::string()) + "), kernel " + m.value("kernel", std::string()) + ", systemd " +
+           m.value("systemd", std::string()) + "; load average " + m.value("loadavg_at_start", std::string()) +
+           " at the start, " + notes_.value("loadavg_at_end", std::string()) + " at the end; " +
+           std::to_string(notes_["config"].value("iterations", 0)) +
+           " samples per row, regime and contender. Times: median (p90).\n\n";
+  }
   compare_table(*this, out);
   out += "\n";
   growth_table(*this, out);

@@ -37,5 +37,12 @@ mkdir -p "$work" "$out"
 rm -rf "$work"
 echo "bench.sh: wrote $out/bench.json and $out/bench.md" >&2
 if ((update_docs)); then
-  "$top/scripts/bench-docs.sh" "$out/bench.json" "$out/bench.md" "$top/docs/performance.md"
+  # The table sits between two marker lines of docs/performance.md.
+  docs=$top/docs/performance.md
+  awk -v table="$out/bench.md" '
+    /<!-- bench-table:end -->/ { skip = 0 }
+    !skip { print }
+    /<!-- bench-table:begin -->/ { while ((getline line < table) > 0) print line; skip = 1 }
+  ' "$docs" >"$docs.new" && mv "$docs.new" "$docs"
+  echo "bench.sh: updated the table in $docs" >&2
 fi

@@ -2,7 +2,8 @@
 // scripts/bench.sh runs it inside a private user manager; see docs/performance.md.
 //
 // Usage: nerve_bench --nerved PATH --nervectl PATH --work DIR --out DIR [--iterations N] [--smoke]
-//                    [--only engine,cli,throughput,idle,startup,memory]
+//                    [--only engine,cli,throughput,idle,startup,memory,profile]
+// (profile, an strace of nerved, runs only when named.)
 // Writes DIR/bench.json (every sample and its statistics) and DIR/bench.md (the tables).
 #include "scenarios.h"
 
@@ -105,6 +106,7 @@ void run(Options& o) {
   step("cli", run_cli_latency);
   step("throughput", run_throughput);
   step("idle", run_idle);
+  if (o.only.count("profile")) run_profile(c, o.out);
   nerved.stop();
   step("startup", run_startup);
   step("memory", run_live_memory);

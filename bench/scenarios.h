@@ -46,5 +46,6 @@ void run_throughput(Context& c);      // throughput, cpu_*, leaks
 void run_idle(Context& c);            // idle_wakeups
 void run_startup(Context& c);         // startup_*, records_launch (restarts nerved)
 void run_live_memory(Context& c);     // live_rss (restarts nerved)
+void run_profile(Context& c, const std::string& out);  // strace of nerved; only with --only profile
 
 }  // namespace bench

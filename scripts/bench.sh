@@ -6,7 +6,8 @@
 # Usage: scripts/bench.sh [--smoke] [--iterations N] [--only LIST] [--out DIR] [--update-docs]
 #   --smoke         one iteration, sizes / 100 (under a minute): checks that the benchmark works
 #   --iterations N  samples per row, regime and contender (default 30)
-#   --only LIST     comma-separated scenarios: engine,cli,throughput,idle,startup,memory
+#   --only LIST     comma-separated scenarios: engine,cli,throughput,idle,startup,memory; and profile
+#                   (not in the default set): strace of nerved into <out>/strace-{counts,timeline}.txt
 #   --out DIR       where bench.json and bench.md go (default: <build>/bench/out)
 #   --update-docs   replace the table in docs/performance.md with this run's (with the machine line)
 # Environment: NERVE_BUILD_DIR (default ./build); NERVE_BENCH_NO_BUILD=1 skips the build.

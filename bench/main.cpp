@@ -81,7 +81,7 @@ nlohmann::json machine(RawSystemd& raw) {
           {"date", utc_now()}};
 }
 
-void run(Options& o) {
+bool run(Options& o) {
   std::filesystem::create_directories(o.cfg.work);
   std::filesystem::create_directories(o.out);
   Results results;
@@ -93,11 +93,20 @@ void run(Options& o) {
   Engine engine;
   Context c{o.cfg, results, nerved, raw, engine, raw.pid_of("org.freedesktop.systemd1"),
             raw.pid_of("org.freedesktop.DBus")};
+  // A scenario that fails is reported (stderr, "errors" in the JSON, exit status 1); the others run.
+  nlohmann::json errors = nlohmann::json::object();
+  bool main_phase = true;  // the main nerved runs; later scenarios start their own
   auto step = [&](const char* name, void (*fn)(Context&)) {
     if (!o.only.count(name)) return;
     std::fprintf(stderr, "nerve_bench: %s\n", name);
     auto t0 = Clock::now();
-    fn(c);
+    try {
+      fn(c);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nerve_bench: %s failed: %s\n", name, e.what());
+      errors[name] = e.what();
+      if (!main_phase) nerved.stop();
+    }
     std::fprintf(stderr, "nerve_bench: %s took %.1f s\n", name, ms_since(t0) / 1000);
   };
   std::filesystem::remove_all(o.cfg.work + "/main-runs");
@@ -108,12 +117,15 @@ void run(Options& o) {
   step("idle", run_idle);
   if (o.only.count("profile")) run_profile(c, o.out);
   nerved.stop();
+  main_phase = false;
   step("startup", run_startup);
   step("memory", run_live_memory);
   results.note("loadavg_at_end", first_line("/proc/loadavg", ""));
+  if (!errors.empty()) results.note("errors", errors);
   std::ofstream(o.out + "/bench.json") << results.to_json().dump(1) << "\n";
   std::ofstream(o.out + "/bench.md") << results.to_markdown();
   std::fputs(results.to_markdown().c_str(), stdout);
+  return errors.empty();
 }
 
 }  // namespace
@@ -123,8 +135,7 @@ void run(Options& o) {
 int main(int argc, char** argv) {
   try {
     auto o = bench::parse(argc, argv);
-    bench::run(o);
-    return 0;
+    return bench::run(o) ? 0 : 1;
   } catch (const sdbus::Error& e) {
     std::fprintf(stderr, "nerve_bench: %s: %s\n", e.getName().c_str(), e.getMessage().c_str());
   } catch (const std::exception& e) {

@@ -134,6 +134,8 @@ std::string Results::to_markdown() const {
   compare_table(*this, out);
   out += "\n";
   growth_table(*this, out);
+  if (notes_.contains("errors")) out += "\n**Scenarios that failed** (their rows are missing or partial): " +
+                                        notes_["errors"].dump() + "\n";
   if (notes_.contains("leaks")) out += "\nLeaks after the throughput phases (scopes, cgroups, processes left): " +
                                        notes_["leaks"].dump() + "\n";
   return out;

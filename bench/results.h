@@ -1,7 +1,8 @@
 // The samples of one benchmark run and their statistics, written as JSON and as a markdown table.
 //
-// A series is (row, side, column): side "nerve" or "reference" for comparison rows (column = the
-// regime or the concurrency), or the size ("0", "1x", "10x") for growth rows (side "nerve").
+// A series is (row, side, column): side "nerve" (or "measured" where a row compares two references)
+// or "reference" for comparison rows (column = the regime or the concurrency), or the size ("0", "1x",
+// "10x") for growth rows (side "nerve").
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 // Engine API latencies: Launch (call to reply) and Reap/Cancel of a settled 22-process tree, against
 // a resident raw client doing the same with the user manager directly.
 #include "procs.h"
+#include "raw_private.h"
 #include "scenarios.h"
 #include "trees.h"
 
@@ -37,17 +38,29 @@ void nerve_launch_reap(Context& c, Regime r, bool keep) {
   c.results.add("engine_reap", "nerve", regime_name(r), reap_ms);
 }
 
-void raw_start_stop(Context& c, Regime r, bool keep) {
+// The raw client's start and stop, through dbus-daemon (the reference of Launch and Reap) or through
+// the private socket (what the hop costs); rows are the rows its samples go to.
+template <class Client>
+void raw_start_stop(Client& raw, Results& results, Regime r, bool keep, const char* launch_row, const char* stop_row,
+                    const char* side) {
   double start_ms;
-  RawTree t = start_tree(c.raw, r, &start_ms);
+  RawTree t = start_tree(raw, r, &start_ms);
   pause_for(r);
   auto t0 = Clock::now();
-  expect(c.raw.stop_until_empty(t.unit, t.cgroup), "raw stop of " + t.unit);
+  expect(raw.stop_until_empty(t.unit, t.cgroup), "raw stop of " + t.unit);
   double stop_ms = ms_since(t0);
   t.child->wait();
   if (!keep) return;
-  c.results.add("engine_launch", "reference", regime_name(r), start_ms);
-  c.results.add("engine_reap", "reference", regime_name(r), stop_ms);
+  results.add(launch_row, side, regime_name(r), start_ms);
+  results.add(stop_row, side, regime_name(r), stop_ms);
+}
+
+void bus_start_stop(Context& c, Regime r, bool keep) {
+  raw_start_stop(c.raw, c.results, r, keep, "engine_launch", "engine_reap", "reference");
+  // The same samples are the reference of the private-socket rows.
+  if (!keep) return;
+  for (auto [from, to] : {std::pair{"engine_launch", "private_launch"}, std::pair{"engine_reap", "private_stop"}})
+    c.results.add(to, "reference", regime_name(r), c.results.find(from, "reference", regime_name(r))->back());
 }
 
 void nerve_cancel(Context& c, Regime r, bool keep) {
@@ -75,8 +88,16 @@ void raw_kill(Context& c, Regime r, bool keep) {
 }  // namespace
 
 void run_engine_latency(Context& c) {
+  std::unique_ptr<RawPrivate> priv;
+  if (RawPrivate::available()) priv = std::make_unique<RawPrivate>();
   for (Regime r : kRegimes) {
-    interleave(c.cfg.iterations, {[&](bool k) { nerve_launch_reap(c, r, k); }, [&](bool k) { raw_start_stop(c, r, k); }});
+    std::vector<Contender> contenders{[&](bool k) { nerve_launch_reap(c, r, k); },
+                                      [&](bool k) { bus_start_stop(c, r, k); }};
+    if (priv)
+      contenders.push_back([&](bool k) {
+        raw_start_stop(*priv, c.results, r, k, "private_launch", "private_stop", "measured");
+      });
+    interleave(c.cfg.iterations, contenders);
     interleave(c.cfg.iterations, {[&](bool k) { nerve_cancel(c, r, k); }, [&](bool k) { raw_kill(c, r, k); }});
   }
 }

@@ -6,6 +6,7 @@
 #include "engine.h"
 #include "procs.h"
 #include "raw_systemd.h"
+#include "scenarios.h"
 
 #include <memory>
 #include <string>
@@ -22,6 +23,20 @@ struct RawTree {
   std::unique_ptr<HeldChild> child;
   std::string unit, cgroup;
 };
-RawTree start_tree(RawSystemd& raw, Regime r, double* ms);
+// Client: RawSystemd (through dbus-daemon) or RawPrivate (the manager's private socket).
+template <class Client>
+RawTree start_tree(Client& raw, Regime r, double* ms) {
+  RawTree t;
+  t.unit = RawSystemd::next_unit();
+  pause_for(r);
+  auto t0 = Clock::now();
+  t.child = std::make_unique<HeldChild>(tree_command());
+  expect(raw.start_scope(t.unit, t.child->pid()), "raw start of " + t.unit);
+  expect(t.child->release(), "raw child of " + t.unit + " did not exec");
+  if (ms) *ms = ms_since(t0);
+  t.cgroup = cgroup_of(t.child->pid());
+  expect(wait_procs(t.cgroup, kTreeSize), t.unit + ": the tree did not settle in " + t.cgroup);
+  return t;
+}
 
 }  // namespace bench

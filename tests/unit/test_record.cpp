@@ -189,7 +189,8 @@ TEST(NowRfc3339, IsUtcWithMilliseconds) {
 }
 
 // Upgrades: a record and a receipt written by nerve 0.1.0 (record format version 1), checked in as
-// files (tests/unit/fixtures/*-v1.json) and never rewritten by the current writer, must still be read.
+// files (tests/unit/fixtures/*-v1.json) and never rewritten by the current writer, must still be read:
+// every field of the file comes out of the parser with its value (written back, it is the same JSON).
 // If the format's version changes, the parser must keep reading version 1: add a v2 fixture, keep these.
 namespace {
 std::string fixture(const std::string& name) {
@@ -197,40 +198,29 @@ std::string fixture(const std::string& name) {
   if (!in) throw std::runtime_error("cannot read fixture " + name);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
+
+// Every field of the fixture but its version has the same value in `read`.
+void expect_every_field_read(const json& file, const json& read) {
+  ASSERT_EQ(file.at("version"), 1);
+  for (auto& [key, value] : file.items()) {
+    if (key == "version") continue;
+    EXPECT_EQ(read.value(key, json()), value) << "field '" << key << "'";
+  }
+}
 }  // namespace
 
 TEST(ParseRecord, ReadsARecordOfVersion1) {
-  Record r = parse_record(fixture("record-v1.json"));
-  EXPECT_EQ(r.version, 1);
-  EXPECT_EQ(r.run, "build-42");
-  EXPECT_EQ(r.attempt, 2u);
-  EXPECT_EQ(r.unit, "nerve-build-42-9f8e7d6c5b4a3210.scope");
-  EXPECT_EQ(r.nonce, "9f8e7d6c5b4a3210");
-  EXPECT_EQ(r.boot_id, "5f0c3ab3d2a54b6c8e1f7a9d0b2c4e6f");
-  EXPECT_EQ(r.invocation_id, "a1b2c3d4e5f60718293a4b5c6d7e8f90");
-  EXPECT_EQ(r.cgroup, "/user.slice/user-1000.slice/user@1000.service/app.slice/nerve-build-42-9f8e7d6c5b4a3210.scope");
-  EXPECT_EQ(r.cgroup_id, 8412u);
+  std::string text = fixture("record-v1.json");
+  Record r = parse_record(text);
   EXPECT_EQ(r.state, RunState::Running);
-  EXPECT_EQ(r.leader_pid, 31337);
-  EXPECT_EQ(r.grace_usec, 5'000'000u);
-  EXPECT_FALSE(r.keep);
-  EXPECT_EQ(r.owner.kind, "process");
-  EXPECT_EQ(r.owner.pid, 31300);
-  EXPECT_EQ(r.owner.start_time, 987654u);
-  EXPECT_EQ(r.created_at, "2026-11-02T09:15:01.204Z");
-  EXPECT_EQ(r.updated_at, "2026-11-02T09:15:01.377Z");
+  EXPECT_EQ(r.cgroup_id, 8412u);
+  expect_every_field_read(json::parse(text), json::parse(to_json_text(r)));
 }
 
 TEST(ParseReceipt, ReadsAReceiptOfVersion1) {
-  Receipt r = parse_receipt(fixture("receipt-v1.json"));
-  EXPECT_EQ(r.version, 1);
-  EXPECT_EQ(r.run, "build-42");
-  EXPECT_EQ(r.attempt, 2u);
-  EXPECT_EQ(r.unit, "nerve-build-42-9f8e7d6c5b4a3210.scope");
-  EXPECT_EQ(r.invocation_id, "a1b2c3d4e5f60718293a4b5c6d7e8f90");
+  std::string text = fixture("receipt-v1.json");
+  Receipt r = parse_receipt(text);
   EXPECT_EQ(r.outcome, Outcome::Complete);
-  EXPECT_EQ(r.error, "");
   EXPECT_TRUE(r.killed);
-  EXPECT_EQ(r.duration_usec, 5'012'345u);
-  EXPECT_EQ(r.reaped_at, "2026-11-02T09:20:44.050Z");
+  expect_every_field_read(json::parse(text), json::parse(to_json_text(r)));
 }

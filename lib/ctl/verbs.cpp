@@ -1,4 +1,4 @@
-// The verbs of nervectl: each parses its arguments, makes one bus call, and formats the answer.
+// The verbs of nervectl: each gets its checked arguments (args.cpp), makes one bus call, and formats the answer.
 #include "client.h"
 #include "ctl.h"
 #include "exec_command.h"

@@ -1,10 +1,9 @@
 #include "daemon_options.h"
 
+#include "cli_parse.h"
 #include "errors.h"
 #include "nerve_version.h"
 #include "run_store.h"
-
-#include <CLI/CLI.hpp>
 
 
 namespace nerve {
@@ -62,18 +61,11 @@ DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
   app.set_version_flag("--version", version_text(), "print the version and exit");
   app.formatter_fn([](const CLI::App* a, std::string, CLI::AppFormatMode) { return help_text(a); });
   add_options(app, o, timeout_ms, retry_ms);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
   DaemonCommandLine c;
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    c.out = app.help();
+  if (auto exit = parse_cli(app, args, version_text())) {
+    if (exit->code != 0) return usage_error(exit->message);
+    c.out = exit->out;
     return c;
-  } catch (const CLI::CallForVersion&) {
-    c.out = version_text() + "\n";
-    return c;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(e.what());
   }
   if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
   if (o.runs_dir.front() != '/')

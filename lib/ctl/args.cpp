@@ -2,9 +2,8 @@
 
 #include "errors.h"
 #include "nerve_version.h"
+#include "cli_parse.h"
 #include "run_id.h"
-
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -138,19 +137,14 @@ Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
   });
   Raw raw;
   if (verb) add_verb(app, *verb, p.args, raw);
-  std::reverse(args.begin(), args.end());
+  if (auto exit = parse_cli(app, args, version_text())) {
+    if (exit->code != 0) return usage_error(verb, exit->message);
+    p.out = exit->out;
+    return p;
+  }
+  if (!verb) return usage_error(nullptr, "missing VERB");
   try {
-    app.parse(args);
-    if (!verb) return usage_error(nullptr, "missing VERB");
     finish(*verb, *app.get_subcommand(verb->name), p.args, raw, separator);
-  } catch (const CLI::CallForHelp&) {
-    p.out = app.help();
-    return p;
-  } catch (const CLI::CallForVersion&) {
-    p.out = version_text() + "\n";
-    return p;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(verb, e.what());
   } catch (const UsageError& e) {
     return usage_error(verb, e.message);
   }
@@ -177,7 +171,10 @@ std::string help_text() {
       "  -h, --help  print this help (after a verb: the verb's help) and exit\n"
       "  --version   print the version and exit\n\n"
       "Verbs:\n";
-  for (const auto& v : verbs()) s += "  " + std::string(v.name) + std::string(12 - std::string(v.name).size(), ' ') + v.summary + "\n";
+  for (const auto& v : verbs()) {
+    std::string name = v.name;
+    s += "  " + name + std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') + v.summary + "\n";
+  }
   return s +
          "\nRun 'nervectl VERB --help' for the options of a verb.\n\n"
          "Exit codes: 0 ok, 1 error from nerved (reap: refused), 2 usage, 69 nerved or the bus\n"

@@ -41,27 +41,28 @@ TEST(HeldChild, ExecsOnlyWhenReleasedAndTheReportPipeThenEndsEmpty) {
   EXPECT_EQ(exit_code_of(pid), 0);
 }
 
-TEST(HeldChild, ReportsAnExecOfAMissingFileAsErrnoAndStepAndExits127) {
+// Releases a held child that execs PATH; what it reported and its exit code.
+std::pair<std::optional<StepFailure>, int> release_and_wait(const char* path) {
   HeldPipes pipes;
-  pid_t pid = hold(pipes, "/nonexistent/command");
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(send_word(pipes.go, kWordExec));
+  pid_t pid = hold(pipes, path);
+  if (pid <= 0 || !send_word(pipes.go, kWordExec)) return {std::nullopt, -1};
   auto failure = parse_report(read_report(pipes.report.get()));
+  return {failure, exit_code_of(pid)};
+}
+
+TEST(HeldChild, ReportsAnExecOfAMissingFileAsErrnoAndStepAndExits127) {
+  auto [failure, code] = release_and_wait("/nonexistent/command");
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->err, ENOENT);
   EXPECT_EQ(failure->step, "exec");
-  EXPECT_EQ(exit_code_of(pid), 127);
+  EXPECT_EQ(code, 127);
 }
 
 TEST(HeldChild, ReportsAnExecOfAFileThatIsNotExecutableAndExits126) {
-  HeldPipes pipes;
-  pid_t pid = hold(pipes, "/etc/passwd");
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(send_word(pipes.go, kWordExec));
-  auto failure = parse_report(read_report(pipes.report.get()));
+  auto [failure, code] = release_and_wait("/etc/passwd");
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->err, EACCES);
-  EXPECT_EQ(exit_code_of(pid), 126);
+  EXPECT_EQ(code, 126);
 }
 
 TEST(HeldChild, WhoseGoPipeClosesWithoutTheWordNeverExecs) {

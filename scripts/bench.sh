@@ -27,7 +27,7 @@ while (($#)); do
 done
 out=${out:-$build/bench/out}
 if [[ ${NERVE_BENCH_NO_BUILD:-0} != 1 ]]; then
-  [[ -f $build/CMakeCache.txt ]] || cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+  [[ -f $build/CMakeCache.txt ]] || cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
   cmake --build "$build" --target nerved nervectl nerve_bench -j"$(nproc)" >/dev/null
 fi
 work=$out/work

@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libsystemd-dev
   googletest libgtest-dev libgmock-dev
   systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
+  passwd                                  # useradd/userdel: the unprivileged test pass's account
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
 )
 

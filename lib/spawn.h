@@ -2,7 +2,8 @@
 //
 // spawn_held forks a child that prepares everything (new session, stdio, working folder, default
 // signal handling) and then blocks until it is released, so nerved can put it into its run's scope
-// before any of the command's code runs. The child reports an exec failure through a close-on-exec
+// before any of the command's code runs. A sealed child, once released (so in its scope), unshares
+// its cgroup namespace before it execs. The child reports an exec failure through a close-on-exec
 // pipe: EOF on it means the exec happened. Everything the child needs is prepared before fork.
 #pragma once
 
@@ -21,6 +22,7 @@ struct SpawnSpec {
   std::vector<std::string> env;   // KEY=VALUE
   std::string cwd;
   int stdio[3] = {-1, -1, -1};
+  bool sealed = false;  // after its release, the child enters a new cgroup namespace (sealing.h)
 };
 
 struct HeldChild {

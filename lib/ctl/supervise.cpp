@@ -4,6 +4,7 @@
 #include "host.h"
 #include "client.h"
 #include "exec_command.h"
+#include "sealing.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -68,6 +69,7 @@ std::string read_report(int fd) {
     std::map<std::string, sdbus::Variant> options;
     options["owner_bus_name"] = sdbus::Variant(owner_name);
     if (req.keep) options["keep"] = sdbus::Variant(true);
+    if (req.sealed) options["sealed"] = sdbus::Variant(true);
     std::tuple<std::string, std::string, std::string, uint32_t> reply;
     proxy->callMethod("Contain")
         .onInterface("org.nerve.Lifecycle1.Manager")
@@ -81,6 +83,10 @@ std::string read_report(int fd) {
   auto mine = proc_cgroup(::getpid());
   if (!mine || *mine != cgroup) {
     write_all(report_fd, "Enerved reports cgroup " + cgroup + " but the child is in " + mine.value_or("(unknown)"));
+    ::_exit(kExitNotLaunched);
+  }
+  if (std::string why = req.sealed ? seal_this_process() : ""; !why.empty()) {
+    write_all(report_fd, "Ethe run cannot be sealed: " + why);
     ::_exit(kExitNotLaunched);
   }
   if (!write_all(report_fd, "K")) ::_exit(kExitNotLaunched);

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "host.h"
 #include "run_id.h"
+#include "sealing.h"
 
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
@@ -114,15 +115,18 @@ void allow_for_grace(Context& ctx, std::uint64_t grace) {
 }
 
 int launch(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"keep", "wait"}, {"grace"}, true);
+  Args a = parse(in, {"keep", "wait", "sealed"}, {"grace"}, true);
   if (a.rest.empty()) throw UsageError{"missing RUN"};
   std::string run = run_arg(a.rest[0]);
   if (a.rest.size() < 3 || a.rest[1] != "--") throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
   std::vector<std::string> cmd(a.rest.begin() + 2, a.rest.end());
   std::uint64_t grace = grace_usec(a);
-  if (a.flags.count("wait")) return supervise(ctx, SuperviseRequest{run, grace, a.flags.count("keep") != 0, cmd});
+  bool sealed = a.flags.count("sealed") != 0;
+  if (a.flags.count("wait"))
+    return supervise(ctx, SuperviseRequest{run, grace, a.flags.count("keep") != 0, cmd, sealed});
   std::map<std::string, sdbus::Variant> options;
   if (a.flags.count("keep")) options["keep"] = sdbus::Variant(true);
+  if (sealed) options["sealed"] = sdbus::Variant(true);  // nerved refuses it where the host cannot seal
 
   allow_for_grace(ctx, grace);  // a relaunch first reaps the earlier attempt, with this grace
   auto [unit, invocation, cgroup, attempt] = ctx.client().Contain(run, grace, options);
@@ -137,6 +141,11 @@ int launch(Context& ctx, std::vector<std::string>& in) {
     return kExitNotLaunched;
   }
   ctx.disconnect();  // CMD inherits no bus connection
+  if (std::string why = sealed ? seal_this_process() : ""; !why.empty()) {
+    std::fprintf(stderr, "nervectl launch: run '%s' cannot be sealed: %s; the command was not started.\n",
+                 run.c_str(), why.c_str());
+    return kExitNotLaunched;
+  }
 
   int err = exec_command(cmd);
   std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s (run '%s' is contained in %s; reap it)\n",
@@ -236,12 +245,26 @@ int forget(Context& ctx, std::vector<std::string>& in) {
   return 0;
 }
 
+// Whether this host can seal runs (nerved's SealingAvailable and SealingDetail): exit 0 if it can, 1 if not.
+int sealing(Context& ctx, std::vector<std::string>& in) {
+  Args a = parse(in, {"json"}, {}, false);
+  if (!a.rest.empty()) throw UsageError{"too many arguments"};
+  bool available = ctx.client().SealingAvailable();
+  std::string detail = ctx.client().SealingDetail();
+  if (a.flags.count("json"))
+    std::printf("%s\n", json{{"available", available}, {"detail", detail}}.dump().c_str());
+  else
+    std::printf("sealing: %s\n  %s\n", available ? "available" : "unavailable", detail.c_str());
+  return available ? 0 : kExitError;
+}
+
 }  // namespace
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"launch", "launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]",
-       "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
+      {"launch", "launch [--wait] [--grace SECONDS] [--keep] [--sealed] RUN -- CMD [ARG...]",
+       "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal; "
+       "--sealed: in a cgroup namespace rooted at the scope (docs/sealing.md)",
        launch},
       {"reap", "reap [--grace SECONDS] [--json] RUN",
        "stop RUN's scope, confirm it is empty, print the receipt", reap},
@@ -249,6 +272,8 @@ const std::vector<Verb>& verbs() {
       {"list", "list [--json]", "list the runs and their states", list},
       {"reconcile", "reconcile [--json]", "look at every unfinished run now, as nerved does at startup", reconcile},
       {"forget", "forget RUN", "remove a reaped run's files so its id can be used again", forget},
+      {"sealing", "sealing [--json]",
+       "say whether runs can be sealed on this host (launch --sealed; docs/sealing.md); exit 1 if not", sealing},
   };
   return table;
 }

@@ -123,7 +123,7 @@ SealIds seal_ids(uid_t uid, gid_t gid) {
 
 std::string seal_this_process() {
   const char* step = nullptr;
-  if (int err = seal_self(seal_ids(::getuid(), ::getgid()), &step))
+  if (int err = seal_self(&step))
     return std::string("cannot make a new cgroup namespace (") + step + "): " + std::strerror(err);
   auto seen = proc_cgroup(::getpid());
   if (!seen || *seen != "/")
@@ -132,16 +132,22 @@ std::string seal_this_process() {
   return "";
 }
 
-int seal_self(const SealIds& ids, const char** step) {
+int unshare_with_own_user_namespace(int flags, const char** step) {
+  SealIds ids = seal_ids(::getuid(), ::getgid());  // before the user namespace hides the real ids
   *step = "unshare";
-  if (::unshare(CLONE_NEWCGROUP) == 0) return 0;
-  if (errno != EPERM) return errno;
-  // Not privileged: a user namespace of our own gives CAP_SYS_ADMIN over the new cgroup namespace.
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWCGROUP) < 0) return errno;
+  if (::unshare(CLONE_NEWUSER | flags) < 0) return errno;
   if (int err = write_proc("/proc/self/setgroups", "deny")) return *step = "setgroups", err;
   if (int err = write_proc("/proc/self/uid_map", ids.uid_map)) return *step = "uid_map", err;
   if (int err = write_proc("/proc/self/gid_map", ids.gid_map)) return *step = "gid_map", err;
   return 0;
+}
+
+int seal_self(const char** step) {
+  *step = "unshare";
+  if (::unshare(CLONE_NEWCGROUP) == 0) return 0;
+  if (errno != EPERM) return errno;
+  // Not privileged: a user namespace of our own gives CAP_SYS_ADMIN over the new cgroup namespace.
+  return unshare_with_own_user_namespace(CLONE_NEWCGROUP, step);
 }
 
 }  // namespace nerve

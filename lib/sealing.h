@@ -29,19 +29,25 @@ SealingStatus sealing_from_mountinfo(std::string_view mountinfo);
 // needs to make a cgroup namespace (/proc/sys/user/max_user_namespaces > 0).
 SealingStatus sealing_status();
 
-// The values seal_self writes: prepared before fork, so that the child allocates nothing.
+// The lines seal_self writes to uid_map and gid_map (no allocation: async-signal-safe).
 struct SealIds {
   char uid_map[32];  // "UID UID 1\n"
   char gid_map[32];  // "GID GID 1\n"
 };
 SealIds seal_ids(uid_t uid, gid_t gid);
 
+// unshare(CLONE_NEWUSER | flags), then map only the caller's own uid and gid to themselves (setgroups
+// denied first, as an unprivileged process must). Async-signal-safe. 0 or an errno value, *step naming
+// the step that failed ("unshare", "setgroups", "uid_map", "gid_map").
+int unshare_with_own_user_namespace(int flags, const char** step);
+
 // In the contained process, after it is a member of its scope and before it execs: unshare its cgroup
 // namespace, so the namespace's root is the scope. Without CAP_SYS_ADMIN (an unprivileged user) a user
 // namespace is made with it, mapping only the process's own uid and gid to themselves (setgroups is
-// denied in it, as unprivileged user namespaces require). Async-signal-safe. Returns 0 or an errno
-// value; *step names the step that failed ("unshare", "setgroups", "uid_map", "gid_map").
-int seal_self(const SealIds& ids, const char** step);
+// denied in it, as unprivileged user namespaces require). Async-signal-safe, for a child between
+// fork and exec. Returns 0 or an errno value; *step names the step that failed ("unshare",
+// "setgroups", "uid_map", "gid_map").
+int seal_self(const char** step);
 
 // seal_self for the calling process (nervectl launch --sealed), then a check that the namespace is
 // rooted at the process's cgroup ("0::/" in /proc/self/cgroup). "" on success, else what failed.

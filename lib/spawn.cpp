@@ -15,8 +15,8 @@
 namespace nerve {
 
 namespace {
-[[noreturn]] void child(const SpawnSpec& spec, const SealIds& seal, const char* path, char* const* argv,
-                        char* const* envp, int go, int report) {
+[[noreturn]] void child(const SpawnSpec& spec, const char* path, char* const* argv, char* const* envp, int go,
+                        int report) {
   // Everything here is async-signal-safe: no allocation, no locks.
   sigset_t none;
   sigemptyset(&none);
@@ -57,7 +57,7 @@ namespace {
   if (n != 1 || c != 'X') _exit(125);
   const char* step = nullptr;
   if (spec.sealed)
-    if (int err = seal_self(seal, &step)) fail(err, step);
+    if (int err = seal_self(&step)) fail(err, step);
   execve(path, argv, envp);
   fail(errno, "exec");
   _exit(126);  // not reached: fail exits
@@ -98,14 +98,13 @@ HeldChild spawn_held(const SpawnSpec& spec) {
     ::close(go[1]);
     throw std::system_error(errno, std::generic_category(), "pipe2");
   }
-  SealIds seal = seal_ids(::getuid(), ::getgid());
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
     for (int fd : {go[0], go[1], report[0], report[1]}) ::close(fd);
     throw std::system_error(err, std::generic_category(), "fork");
   }
-  if (pid == 0) child(spec, seal, path->c_str(), argv.data(), envp.data(), go[0], report[1]);
+  if (pid == 0) child(spec, path->c_str(), argv.data(), envp.data(), go[0], report[1]);
   ::close(go[0]);
   ::close(report[1]);
   HeldChild h;

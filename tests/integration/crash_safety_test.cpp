@@ -21,7 +21,6 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -615,18 +614,11 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
     ASSERT_NO_FATAL_FAILURE(start_nerved());
   }
 
-  // unshare(CLONE_NEWUSER | CLONE_NEWNS), mapping only our own uid and gid (as sealing.cpp does).
+  // A user namespace mapping only our own uid and gid, with a mount namespace owned by it.
   static void enter_own_user_and_mount_namespace() {
-    SealIds ids = seal_ids(::getuid(), ::getgid());
-    ASSERT_EQ(::unshare(CLONE_NEWUSER | CLONE_NEWNS), 0) << "unshare: " << std::strerror(errno);
-    const std::pair<const char*, const char*> writes[] = {
-        {"/proc/self/setgroups", "deny"}, {"/proc/self/uid_map", ids.uid_map}, {"/proc/self/gid_map", ids.gid_map}};
-    for (auto [file, text] : writes) {
-      std::ofstream out(file);
-      out << text;
-      out.close();
-      ASSERT_TRUE(out.good()) << "cannot write " << text << " to " << file;
-    }
+    const char* step = nullptr;
+    int err = unshare_with_own_user_namespace(CLONE_NEWNS, &step);
+    ASSERT_EQ(err, 0) << "a user + mount namespace of our own (" << step << "): " << std::strerror(err);
   }
 
   // Fills the tmpfs until ENOSPC.

@@ -121,7 +121,9 @@ TEST_F(ASealedRun, StartsInACgroupNamespaceRootedAtItsScopeAsItsOwnUser) {
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_TEST_ASSUME_NSDELEGATE", "1"}}));
   auto script = [&](const std::string& name) {
-    return "cat /proc/self/cgroup > '" + path(name + ".cgroup") + "'; id -u > '" + path(name + ".uid") + "'";
+    // The uid file, awaited by the test, appears only once complete (rename).
+    return "cat /proc/self/cgroup > '" + path(name + ".cgroup") + "'; id -u > '" + path(name + ".tmp") + "'; mv '" +
+           path(name + ".tmp") + "' '" + path(name + ".uid") + "'";
   };
   auto expect_sealed = [&](const std::string& name) {
     SCOPED_TRACE(name);

@@ -86,6 +86,8 @@ usage() {
 usage: with-user-manager.sh [--user USER] -- CMD [ARGS...]
 Runs CMD against a private systemd user manager (own cgroup + mount namespace),
 then tears it down. Exit status is CMD's (2 or 125 if the harness fails).
+--user USER (default: $NERVE_HARNESS_USER): the manager and CMD run as that
+existing account, over a cgroup subtree delegated to it.
 EOF
 }
 

@@ -16,6 +16,7 @@ umask 022  # the build tree must be readable by the unprivileged pass
 "$top/scripts/build.sh"
 build=${NERVE_BUILD_DIR:-$top/build}
 cd "$build"
+build=$PWD  # absolute, for check_access
 jobs=${NERVE_TEST_JOBS:-2}
 
 timed() {  # timed LABEL CMD...: runs CMD and prints how long it took

@@ -87,6 +87,20 @@ TEST_F(ASealedLaunch, OverTheBusIsRefusedTheSameWayBeforeTheChildIsForked) {
   EXPECT_EQ(ctl({"reap", "s2"}).exit_code, 0);
 }
 
+TEST_F(ASealedLaunch, WithANonBooleanSealedOptionIsRefusedAsInvalidArgumentOnEveryHost) {
+  std::string marker = path("ran");
+  BusReply r = launch_over_bus("s1", "touch '" + marker + "'", {{"sealed", sdbus::Variant(std::string("yes"))}});
+  EXPECT_EQ(r.error_name, "org.nerve.Lifecycle1.Error.InvalidArgument") << r.error_message;
+  EXPECT_THAT(r.error_message, HasSubstr("'sealed'"));
+  r = call_nerved([](sdbus::IProxy& proxy) {
+    std::map<std::string, sdbus::Variant> options{{"sealed", sdbus::Variant(1u)}};
+    proxy.callMethod("Contain").onInterface("org.nerve.Lifecycle1.Manager").withArguments(std::string("s2"), std::uint64_t{0}, options);
+  });
+  EXPECT_EQ(r.error_name, "org.nerve.Lifecycle1.Error.InvalidArgument") << r.error_message;
+  EXPECT_THAT(r.error_message, HasSubstr("'sealed' must be a boolean"));
+  expect_nothing_started(marker);
+}
+
 TEST_F(ASealedLaunch, NervectlSealingSaysWhetherTheHostCanSealAndWhy) {
   SealingStatus host = host_sealing();
   Output o = ctl({"sealing"});

@@ -8,6 +8,7 @@
 #include "sealing.h"
 
 #include <fcntl.h>
+#include <csignal>
 #include <gmock/gmock.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <unistd.h>
@@ -164,6 +165,26 @@ TEST_F(ASealedRun, StartsInACgroupNamespaceRootedAtItsScopeAsItsOwnUser) {
   expect_sealed("bus");
   EXPECT_EQ(ctl({"reap", "s3"}).exit_code, 0);
   EXPECT_EQ(await_no_nerve_units(), "");
+}
+
+// Why a sealed launch is refused without nsdelegate: there, a process in a cgroup namespace rooted at
+// its scope still moves itself out (the namespace is only a view). Made with the test switch.
+TEST_F(ASealedRun, WouldNotBeSealedWithoutNsdelegateWhichIsWhyItIsRefused) {
+  SealingStatus host = host_sealing();
+  if (host.available) GTEST_SKIP() << "this host has nsdelegate, so the namespace does seal: " << host.detail;
+  stop_nerved();
+  ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_TEST_ASSUME_NSDELEGATE", "1"}}));
+  std::string seen = path("seen"), ready = path("ready.pid");
+  std::string script = "echo $$ > '" + cgroup_root_ + "/app.slice/cgroup.procs' && cat /proc/self/cgroup > '" +
+                       seen + "'; exec '" + kEscaper + "' --pidfile '" + ready + "'";
+  pid_t launcher = ctl_background("launch", {"launch", "--sealed", "s1", "--", "sh", "-c", script});
+  ASSERT_EQ(await_pidfile(ready), launcher);
+  EXPECT_THAT(lines_of(read_file(seen).value_or("")), ::testing::Contains("0::/.."))
+      << "inside its namespace, the process now sits above the namespace's root";
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), "/app.slice") << "it left its scope";
+  ::kill(launcher, SIGKILL);  // out of the scope, a reap would miss it
+  EXPECT_TRUE(wait_gone(launcher, kEventTimeout));
+  EXPECT_EQ(ctl({"reap", "--grace", "1", "s1"}).exit_code, 0);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is needed, builds, and runs every test (unit tests, and the
-# integration tests, each inside its own private systemd user manager via tests/harness/).
+# The README's test command: installs what is needed, builds, and runs the tests (unit tests, docs
+# checks, and the integration tests, each inside its own private systemd user manager via
+# tests/harness/). The soak tests (label soak: the soak and the stress tests, minutes) run too when
+# NERVE_TEST_SOAK=1.
 #
 # Run as root, the integration suite runs twice: once as root, and once more as an unprivileged account
 # with a delegated cgroup subtree, the way user@.service delegates one (the harness's --user mode, chosen
@@ -27,8 +29,11 @@ timed() {  # timed LABEL CMD...: runs CMD and prints how long it took
   return "$rc"
 }
 
+soak=(-LE soak)
+[ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
 status=0
-timed "pass 1 (every test, as $(id -un))" ctest --output-on-failure --timeout 600 -j"$jobs" "$@" || status=$?
+timed "pass 1 (as $(id -un))" ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "$@" ||
+  status=$?
 
 test_user=${NERVE_TEST_USER-nerve-test}
 if [[ $(id -u) -ne 0 || -z $test_user ]]; then

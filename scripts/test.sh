@@ -51,12 +51,19 @@ ensure_account() {
     echo "test.sh: created account $test_user"
   fi
   if [[ $(getent passwd "$test_user" | cut -d: -f5) == "$account_marker" ]]; then
-    trap 'userdel "$test_user" 2>/dev/null && echo "test.sh: removed account $test_user"' EXIT
+    trap 'revoke_access; userdel "$test_user" 2>/dev/null && echo "test.sh: removed account $test_user"' EXIT
   fi
 }
 
 # Every folder from / down to the build tree must be searchable by the account, and the test programs
-# and the harness readable and executable. Names the first one that is not.
+# and the harness readable and executable. A folder that is not (a clone under /root, mode 0700) gets
+# search permission for this one account alone, by an ACL entry that is removed again on exit; anything
+# else that blocks is named and fails the run.
+granted=()
+revoke_access() {
+  local d
+  for d in "${granted[@]}"; do setfacl -x "u:$test_user" "$d" && echo "test.sh: removed $test_user's search ACL from $d"; done
+}
 check_access() {
   local as_user=(setpriv --reuid="$(id -u "$test_user")" --regid="$(id -g "$test_user")" --init-groups --)
   local path=/ part
@@ -64,6 +71,9 @@ check_access() {
   IFS=/ read -r -a parts <<<"${build#/}"
   for part in "${parts[@]}"; do
     path=${path%/}/$part
+    "${as_user[@]}" test -x "$path" && continue
+    setfacl -m "u:$test_user:--x" "$path" && granted+=("$path") &&
+      echo "test.sh: gave $test_user search permission on $path (an ACL entry, removed on exit)"
     "${as_user[@]}" test -x "$path" ||
       { echo "test.sh: $test_user cannot enter $path ($(stat -c '%A %U:%G' "$path")); clone elsewhere or set NERVE_TEST_USER=" >&2; return 1; }
   done
@@ -74,6 +84,7 @@ check_access() {
   done
 }
 
+trap revoke_access EXIT
 ensure_account
 check_access
 NERVE_HARNESS_USER=$test_user timed "pass 2 (unprivileged '$test_user': integration tests)" \

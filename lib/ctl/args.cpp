@@ -33,6 +33,9 @@ const OptionText kOptions[] = {
      "time between the stop signal and SIGKILL, more than 0 and at most 3600 (default: the grace given "
      "at launch; at launch, 10)"},
     {Opt::Keep, "--keep", nullptr, "do not reap the run when its owner (the calling process) exits"},
+    {Opt::Sealed, "--sealed", nullptr,
+     "start CMD in a cgroup namespace rooted at its scope, which it cannot leave by itself; refused where "
+     "the host cannot seal (see the verb sealing)"},
     {Opt::Json, "--json", "[=MODE]",
      "print the answer as JSON: MODE short (one line; plain --json), pretty (indented) or off (as without "
      "--json)"},
@@ -105,6 +108,7 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Grace) raw.grace_opt = sub->add_option(t.name, raw.grace, t.help)->type_name(t.value);
     if (o == Opt::Wait) sub->add_flag(t.name, a.wait, t.help);
     if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
+    if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
     if (o == Opt::Json) raw.json_opt = sub->add_flag("--json{short}", raw.json, t.help);  // --json=MODE too
     if (o == Opt::NoLegend) sub->add_flag(t.name, a.no_legend, t.help);
   }

@@ -53,7 +53,7 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Json, NoLegend };
+enum class Opt { Wait, Grace, Keep, Sealed, Json, NoLegend };
 
 // --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
 enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
@@ -67,6 +67,7 @@ struct VerbArgs {
   std::uint64_t grace_usec = 0;  // 0: not given
   bool wait = false;
   bool keep = false;
+  bool sealed = false;
   JsonMode json = kJsonOff;
   bool no_legend = false;  // list: no header, no "N runs listed." line
   std::vector<std::string> cmd;

@@ -6,6 +6,7 @@
 #include "cgroup.h"
 #include "held_child.h"
 #include "host.h"
+#include "sealing.h"
 
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
@@ -22,7 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <stdexcept>
 
 namespace nerve::ctl {
 
@@ -251,24 +252,17 @@ Finding check_probe_scope(Doctor& d) {
             std::to_string(took.count()) + " ms");
 }
 
-Finding check_sealing(Doctor&) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string fstype, source, super;
-    tail >> fstype >> source >> super;
-    if (fstype != "cgroup2") continue;
-    if (("," + super + ",").find(",nsdelegate,") != std::string::npos)
-      return ok("cgroup2 is mounted with nsdelegate: 'launch --sealed' can seal runs");
-    return {Status::Info,
-            "cgroup2 is mounted without nsdelegate (" + super + "): 'launch --sealed' is refused here, other runs "
-            "are not affected",
-            ""};
+// As nerved decides it (SealingAvailable, SealingDetail) when it answers, else as this process sees it.
+Finding check_sealing(Doctor& d) {
+  SealingStatus st;
+  try {
+    if (d.runs_dir.empty()) throw std::runtime_error("nerved not reached");
+    st = {d.ctx.client().SealingAvailable(), d.ctx.client().SealingDetail()};
+  } catch (const std::exception&) {
+    st = sealing_status();
   }
-  return {Status::Info, "no cgroup2 mount: runs cannot be sealed", ""};
+  if (st.available) return ok("'launch --sealed' can seal runs here: " + st.detail);
+  return {Status::Info, "'launch --sealed' is refused here, other runs are not affected: " + st.detail, ""};
 }
 
 struct Check {

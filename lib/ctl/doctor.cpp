@@ -41,6 +41,8 @@ struct Finding {
 
 Finding ok(std::string detail) { return {Status::Ok, std::move(detail), ""}; }
 Finding fail(std::string detail, std::string hint) { return {Status::Fail, std::move(detail), std::move(hint)}; }
+// A required check that cannot be made because the check CAUSE failed before it.
+Finding not_checked(const std::string& cause) { return fail("not checked: needs " + cause, "see '" + cause + "' above"); }
 
 // What the checks learn and later checks use.
 struct Doctor {
@@ -67,10 +69,8 @@ Finding check_session_bus(Doctor& d) {
   return ok(where);
 }
 
-std::string without_bus() { return "not checked: no session bus"; }
-
 Finding check_user_manager(Doctor& d) {
-  if (!d.bus) return fail(without_bus(), kSessionHint);
+  if (!d.bus) return not_checked("session bus");
   try {
     auto proxy = sdbus::createProxy(*d.bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
     constexpr const char* kIface = "org.freedesktop.systemd1.Manager";
@@ -133,7 +133,7 @@ constexpr const char* kNervedHint =
     "call), or run 'nerved &'. Its log: 'journalctl --user -u nerved'.";
 
 Finding check_nerved(Doctor& d) {
-  if (!d.bus) return fail(without_bus(), kSessionHint);
+  if (!d.bus) return not_checked("session bus");
   try {
     d.runs_dir = d.ctx.client().RunsDirectory();
     std::string boot = d.ctx.client().BootID();
@@ -151,7 +151,7 @@ Finding check_nerved(Doctor& d) {
 }
 
 Finding check_runs_folder(Doctor& d) {
-  if (d.runs_dir.empty()) return fail("not checked: nerved did not say which folder it uses", kNervedHint);
+  if (d.runs_dir.empty()) return not_checked("nerved");
   std::string name = d.runs_dir + "/.doctor-" + std::to_string(::getpid()) + ".tmp";
   const char* step = "create";
   int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -227,7 +227,7 @@ std::string run_probe(Doctor& d, const std::string& run, pid_t child, int report
 }
 
 Finding check_probe_scope(Doctor& d) {
-  if (d.runs_dir.empty()) return fail("not checked: nerved is not reachable", kNervedHint);
+  if (d.runs_dir.empty()) return not_checked("nerved");
   auto now = std::chrono::system_clock::now().time_since_epoch();
   std::string run = "doctor-" + std::to_string(::getpid()) + "-" +
                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());

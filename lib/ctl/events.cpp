@@ -72,13 +72,19 @@ json event_of(sdbus::Message& m) {
     e["interface"] = iface;
     e["changed"] = json::object();
     for (const auto& [name, value] : changed) e["changed"][name] = value_of(value);
+  } else if (m.getMemberName() == "InterfacesAdded" || m.getMemberName() == "InterfacesRemoved") {
+    sdbus::ObjectPath object;  // org.freedesktop.DBus.ObjectManager: the run object that came or went
+    m >> object;
+    e["run"] = run_of_path(object);
+    e["path"] = std::string(object);
   } else {
     e["path"] = m.getPath();
   }
   return e;
 }
 
-// "TIME RUN exited code=N signal=M", "TIME RUN changed State=reaped ExitStatus=0", "TIME - NAME PATH".
+// "TIME RUN exited code=N signal=M", "TIME RUN changed State=reaped ExitStatus=0", "TIME RUN appeared" /
+// "TIME RUN gone" (ObjectManager), "TIME - NAME PATH" for any other signal.
 std::string line_of(const json& e) {
   std::string run = e["run"].get<std::string>().empty() ? "-" : e["run"].get<std::string>();
   std::string line = e["time"].get<std::string>() + " " + run + " ";
@@ -91,6 +97,8 @@ std::string line_of(const json& e) {
       line += " " + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
     return line;
   }
+  if (e["event"] == "InterfacesAdded") return line + "appeared";
+  if (e["event"] == "InterfacesRemoved") return line + "gone";
   return line + e["event"].get<std::string>() + " " + e["path"].get<std::string>();
 }
 

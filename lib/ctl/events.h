@@ -1,6 +1,7 @@
 // `nervectl events`: nerved's signals as they come, one line each (JSON lines with --json), until
 // SIGINT or SIGTERM (exit 0). Followed: every signal nerved sends under /org/nerve/Lifecycle1:
-// RunExited of the manager, PropertiesChanged of the run objects, and any other one by its name.
+// RunExited of the manager, PropertiesChanged of the run objects, InterfacesAdded/Removed (a run object
+// appearing or going, once nerved has an ObjectManager), and any other one by its name.
 // Once it follows, it says so on stderr ("Following nerved's signals ..."), so a caller knows that
 // nothing after that moment is missed.
 #pragma once

@@ -184,7 +184,8 @@ class NervectlEvents : public NervectlConventions {
     ASSERT_TRUE(code.has_value()) << "nervectl events did not end on SIGTERM";
     EXPECT_EQ(*code, 0);
   }
-  // Launch (the engine API) of `sh -c 'exit CODE'` as RUN from a helper process.
+  // Launch (the engine API) of `sh -c 'exit CODE'` as RUN from a helper process, with "keep", so that
+  // the helper's exit cannot reap the run before the command's own exit is seen.
   void launch_exiting(const std::string& run, int code) {
     BusReply r = call_nerved([&](sdbus::IProxy& proxy) {
       std::vector<sdbus::UnixFd> stdio;
@@ -195,7 +196,7 @@ class NervectlEvents : public NervectlConventions {
           .onInterface("org.nerve.Lifecycle1.Manager")
           .withArguments(run, std::vector<std::string>{"sh", "-c", "exit " + std::to_string(code)},
                          std::vector<std::string>{"PATH=/usr/bin:/bin"}, tmp_, stdio,
-                         std::map<std::string, sdbus::Variant>{})
+                         std::map<std::string, sdbus::Variant>{{"keep", sdbus::Variant(true)}})
           .storeResultsTo(object, pid);
     });
     ASSERT_EQ(r.error_name + r.failure, "") << r.error_message;

@@ -118,11 +118,11 @@ int daemon_main(int argc, char** argv) {
     EventLoop loop;
     CgroupWatcher watcher(loop);
     RealCgroups cgroups(root.value_or("/sys/fs/cgroup"), watcher);
-    SdbusSystemd systemd(*bus);
+    SdbusSystemd systemd(*bus, loop);
     OwnerWatcher owners(loop, *bus);
     Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable});
     ProcessLauncher launcher(loop, lifecycle);
-    ManagerObject object(*bus, lifecycle, launcher);
+    ManagerObject object(*bus, lifecycle, launcher, store.path(), boot_id);
     RunObjects run_objects(*bus, store, launcher);
     store.set_observer([&](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();
@@ -144,12 +144,12 @@ int daemon_main(int argc, char** argv) {
     lifecycle.reconcile([](std::vector<ReconcileLine> lines) {
       std::size_t runs = 0, acted = 0, skipped = 0;
       for (auto& l : lines) {
-        if (l.action == "skipped" && l.run.empty()) {
+        if (l.action == ReconcileAction::Skipped && l.run.empty()) {
           ++skipped;
           continue;
         }
         ++runs;
-        acted += l.action != "final";
+        acted += l.action != ReconcileAction::Final;
       }
       spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
                    runs, acted, skipped);
@@ -160,11 +160,14 @@ int daemon_main(int argc, char** argv) {
       spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
       return 1;
     }
-    std::string version_error;
-    std::string version = systemd.version(&version_error);
-    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}, systemd {}", kBusName,
-                 store.path(), boot_id, root.value_or("(none)"),
-                 version.empty() ? "unreachable (" + version_error + ")" : version);
+    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,
+                 root.value_or("(none)"));
+    systemd.version([](Result<std::string> version) {
+      if (version)
+        spdlog::info("systemd user manager: version {}", *version);
+      else
+        spdlog::error("systemd user manager: unreachable ({})", version.error().message);
+    });
     if (!unavailable.empty()) spdlog::error("{}", unavailable);
     if (opt.ready_fd >= 0) {
       (void)!::write(opt.ready_fd, "READY\n", 6);

@@ -60,7 +60,7 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
 
 void FinalReaps::schedule_retry(const Record& record) {
   Retry& slot = retries_[record.run];
-  slot.delay = slot.delay == Clock::duration::zero() ? Clock::duration(kRetryFirst)
+  slot.delay = slot.delay == Clock::duration::zero() ? retry_first_
                                                      : std::min<Clock::duration>(slot.delay * 2, kRetryMax);
   if (slot.timer) deps_.timers.cancel_timer(slot.timer);
   log_run(spdlog::level::info, record,

@@ -9,6 +9,7 @@
 // doubling up to kRetryMax (defaults.h), until it is final.
 #pragma once
 
+#include "defaults.h"
 #include "deps.h"
 #include "quarantine.h"
 #include "reaper.h"
@@ -23,9 +24,12 @@ namespace nerve {
 
 class FinalReaps {
  public:
-  // 'requeue' asks for a final reap of a run again, through its queue (for retries).
-  FinalReaps(Deps& deps, Quarantine& quarantine, std::function<void(const std::string&)> requeue)
-      : deps_(deps), records_(deps.store), quarantine_(quarantine), requeue_(std::move(requeue)) {}
+  // 'requeue' asks for a final reap of a run again, through its queue (for retries, the first after
+  // 'retry_first').
+  FinalReaps(Deps& deps, Quarantine& quarantine, std::function<void(const std::string&)> requeue,
+             Clock::duration retry_first = kRetryFirst)
+      : deps_(deps), records_(deps.store), quarantine_(quarantine), requeue_(std::move(requeue)),
+        retry_first_(retry_first) {}
 
   // With the run's slot held: loads the record (an unreadable one is quarantined: RecordFailed);
   // a run with a final receipt gets that receipt, untouched; any other is reaped.
@@ -42,6 +46,7 @@ class FinalReaps {
   RunRecords records_;
   Quarantine& quarantine_;
   std::function<void(const std::string&)> requeue_;
+  Clock::duration retry_first_;
   struct Retry {
     TimerId timer = 0;
     Clock::duration delay{};

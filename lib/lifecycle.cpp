@@ -7,11 +7,13 @@
 
 namespace nerve {
 
-Lifecycle::Lifecycle(Deps deps)
+Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
     : deps_(std::move(deps)),
       records_(deps_.store),
       quarantine_(deps_),
-      reaps_(deps_, quarantine_, [this](const std::string& run) { reap_in_background(run, "retried reap"); }),
+      reaps_(
+          deps_, quarantine_, [this](const std::string& run) { reap_in_background(run, "retried reap"); },
+          options.retry_first),
       owner_reaps_(deps_.owners, [this](const std::string& run) { reap_in_background(run, "reap after owner exit"); }),
       launches_(deps_, quarantine_, owner_reaps_),
       reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_),

@@ -22,9 +22,16 @@
 
 namespace nerve {
 
+struct LifecycleOptions {
+  // The first delay before a pending reap is tried again (then doubling, up to kRetryMax).
+  Clock::duration retry_first = kRetryFirst;
+};
+
 class Lifecycle {
  public:
-  explicit Lifecycle(Deps deps);
+  explicit Lifecycle(Deps deps, LifecycleOptions options = {});
+  Lifecycle(const Lifecycle&) = delete;
+  Lifecycle& operator=(const Lifecycle&) = delete;
 
   // req.run must be valid (check_run_id) and req.pid set from the caller's credentials.
   void contain(ContainRequest req, Done<ContainReply> done);

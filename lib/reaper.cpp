@@ -123,7 +123,8 @@ void ReapOp::kill_cgroup() {
 
 void ReapOp::check_empty() {
   if (finished_ || cgroup_.empty()) return;
-  if (deps_.cgroups.populated(cgroup_)) return;
+  // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
+  if (auto populated = deps_.cgroups.populated(cgroup_); !populated || *populated) return;
   if (!unit_stop_sent_) {
     // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
     // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
@@ -135,7 +136,9 @@ void ReapOp::check_empty() {
 
 bool ReapOp::populated() {
   // Without a known cgroup nothing can be confirmed empty: take it as populated.
-  return cgroup_.empty() || deps_.cgroups.populated(cgroup_);
+  if (cgroup_.empty()) return true;
+  auto populated = deps_.cgroups.populated(cgroup_);
+  return !populated || *populated;
 }
 
 void ReapOp::on_grace_over() {

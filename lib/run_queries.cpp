@@ -16,7 +16,8 @@ void add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
   if (record.cgroup.empty()) return;
   auto id = cgroups.id(record.cgroup);
   if (!id || *id != record.cgroup_id) return;
-  live["populated"] = cgroups.populated(record.cgroup);
+  auto populated = cgroups.populated(record.cgroup);
+  live["populated"] = !populated || *populated;  // unreadable is not known to be empty
   live["pids"] = cgroups.pids(record.cgroup);
 }
 }  // namespace

@@ -49,7 +49,7 @@ class MockSystemd : public Systemd {
 class MockCgroups : public Cgroups {
  public:
   MOCK_METHOD(std::optional<std::uint64_t>, id, (const std::string& cgroup), (override));
-  MOCK_METHOD(bool, populated, (const std::string& cgroup), (override));
+  MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
   MOCK_METHOD(bool, kill_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));

@@ -26,6 +26,10 @@ inline constexpr std::uint64_t reap_call_timeout_usec(std::uint64_t grace_usec) 
 inline constexpr std::chrono::milliseconds kSystemdCallTimeout{5000};
 // StartTransientUnit and StopUnit return once their job is queued; their call gets more time.
 inline constexpr std::chrono::milliseconds kSystemdJobCallTimeout{10'000};
+// A scope's start job ends in milliseconds; one whose JobRemoved has not come after this has failed
+// (the held process is then never let exec). A stop job has no deadline of its own: the reap's
+// timers (reaper.h) decide when it is over.
+inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
 
 // A reap: cgroup.kill this long after nerved's SIGKILL; pending_retry if processes are left this
 // long after the grace.

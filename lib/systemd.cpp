@@ -103,7 +103,11 @@ struct SdbusSystemd::Impl {
   std::unique_ptr<sdbus::IProxy> manager;
   // Jobs we wait for, by object path; and JobRemoved results that arrived before we knew the path
   // (kept briefly, in arrival order, so a reply processed after its signal still finds its result).
-  std::map<std::string, Done<void>> waiting;
+  struct Waiting {
+    Done<void> done;
+    TimerId deadline = 0;
+  };
+  std::map<std::string, Waiting> waiting;
   std::map<std::string, std::string> early;
   std::deque<std::string> early_order;
   bool pidfds_unsupported = false;
@@ -129,18 +133,29 @@ struct SdbusSystemd::Impl {
       }
       return;
     }
-    auto done = std::move(it->second);
+    auto done = std::move(it->second.done);
+    if (it->second.deadline) timers.cancel_timer(it->second.deadline);
     waiting.erase(it);
     done(job_result(result));
   }
 
-  void await_job(const std::string& job, Done<void> done) {
+  // Completes when the job's JobRemoved arrives (or has arrived), or with JobTimeout after 'deadline'.
+  void await_job(const std::string& job, Done<void> done, std::optional<std::chrono::milliseconds> deadline) {
     if (auto it = early.find(job); it != early.end()) {
       std::string result = it->second;
       early.erase(it);
       return done(job_result(result));
     }
-    waiting[job] = std::move(done);
+    TimerId timer = 0;
+    if (deadline)
+      timer = timers.add_timer(*deadline, [this, job, ms = deadline->count()] {
+        auto it = waiting.find(job);
+        if (it == waiting.end()) return;
+        auto late = std::move(it->second.done);
+        waiting.erase(it);
+        late(Error{systemd_error::JobTimeout, "job " + job + " did not end within " + std::to_string(ms) + " ms"});
+      });
+    waiting[job] = Waiting{std::move(done), timer};
   }
 
   // Without Subscribe the manager does not send JobRemoved to us. Sent before every job (a restarted
@@ -153,14 +168,15 @@ struct SdbusSystemd::Impl {
 
   // Calls 'method' (which starts a job) and completes when the job is removed.
   template <typename... Args>
-  void call_job(const char* method, std::function<bool(const sdbus::Error&)> retry, Done<void> done, Args... args) {
+  void call_job(const char* method, std::optional<std::chrono::milliseconds> deadline,
+                std::function<bool(const sdbus::Error&)> retry, Done<void> done, Args... args) {
     subscribe();
     manager->callMethodAsync(method)
         .onInterface(kManager)
         .withArguments(args...)
         .withTimeout(kSystemdJobCallTimeout)
-        .uponReplyInvoke([this, retry, done](const sdbus::Error* err, sdbus::ObjectPath job) {
-          if (!err) return await_job(job, done);
+        .uponReplyInvoke([this, deadline, retry, done](const sdbus::Error* err, sdbus::ObjectPath job) {
+          if (!err) return await_job(job, done, deadline);
           if (retry && retry(*err)) return;
           done(from(*err));
         });
@@ -176,7 +192,7 @@ struct SdbusSystemd::Impl {
       start(spec, false, done);
       return true;
     };
-    call_job("StartTransientUnit", retry, std::move(done), spec.unit, std::string("fail"),
+    call_job("StartTransientUnit", options.start_job_timeout, retry, std::move(done), spec.unit, std::string("fail"),
              scope_properties(spec, pidfd), std::vector<AuxUnit>{});
   }
 
@@ -278,7 +294,7 @@ void SdbusSystemd::start_scope(const ScopeSpec& spec, Done<void> done) {
 }
 
 void SdbusSystemd::stop_unit(const std::string& unit, Done<void> done) {
-  impl_->call_job("StopUnit", nullptr, std::move(done), unit, std::string("replace"));
+  impl_->call_job("StopUnit", std::nullopt, nullptr, std::move(done), unit, std::string("replace"));
 }
 
 void SdbusSystemd::kill_unit(const std::string& unit, int signo, Done<void> done) {

@@ -46,6 +46,8 @@ namespace systemd_error {
 inline constexpr const char* NoSuchUnit = "org.freedesktop.systemd1.NoSuchUnit";
 // A job ended with another result than "done"; the message names the result.
 inline constexpr const char* JobFailed = "nerve.Systemd.JobFailed";
+// A job's JobRemoved did not come before its deadline.
+inline constexpr const char* JobTimeout = "nerve.Systemd.JobTimeout";
 }  // namespace systemd_error
 
 inline bool is_no_such_unit(const Error& e) { return e.name == systemd_error::NoSuchUnit; }
@@ -71,6 +73,8 @@ class Systemd {
 struct SystemdOptions {
   // The deadline of each call (not of the job a call starts).
   std::chrono::milliseconds call_timeout = kSystemdCallTimeout;
+  // The deadline of a start job (from its call's reply to its JobRemoved).
+  std::chrono::milliseconds start_job_timeout = kStartJobTimeout;
 };
 
 class SdbusSystemd : public Systemd {

@@ -1,5 +1,6 @@
 #include "daemon.h"
 
+#include "daemon_options.h"
 #include "event_loop.h"
 #include "host.h"
 #include "lifecycle.h"
@@ -24,65 +25,6 @@
 #include <string>
 
 namespace nerve {
-
-namespace {
-
-struct Options {
-  std::string runs_dir;
-  int ready_fd = -1;
-  bool verbose = false;
-};
-
-void usage(FILE* out) {
-  std::fprintf(out,
-               "Usage: nerved [--runs-dir DIR] [--ready-fd FD] [--verbose]\n"
-               "\n"
-               "Keeps every run of a workflow in its own systemd user scope and reaps it completely.\n"
-               "Owns org.nerve.Lifecycle1 on the session bus.\n"
-               "\n"
-               "  --runs-dir DIR  where run records live (default $XDG_STATE_HOME/nerve/runs)\n"
-               "  --ready-fd FD   write \"READY\\n\" to FD and close it once the bus name is owned\n"
-               "  --verbose       log debug lines\n");
-}
-
-bool parse(int argc, char** argv, Options& o, int& exit_code) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "nerved: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (a == "--runs-dir") {
-      const char* v = value("--runs-dir");
-      if (!v) return exit_code = 2, false;
-      o.runs_dir = v;
-    } else if (a == "--ready-fd") {
-      const char* v = value("--ready-fd");
-      if (!v) return exit_code = 2, false;
-      o.ready_fd = std::atoi(v);
-    } else if (a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return exit_code = 0, false;
-    } else {
-      std::fprintf(stderr, "nerved: unknown argument '%s'\n", a.c_str());
-      usage(stderr);
-      return exit_code = 2, false;
-    }
-  }
-  if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
-  if (o.runs_dir.front() != '/') {
-    std::fprintf(stderr, "nerved: --runs-dir must be an absolute path, not '%s'\n", o.runs_dir.c_str());
-    return exit_code = 2, false;
-  }
-  return true;
-}
-
-}  // namespace
 
 namespace {
 
@@ -120,16 +62,17 @@ void log_reconciliation(const std::vector<ReconcileLine>& lines) {
 
 // Everything nerved is made of, built in this order and torn down in the reverse one.
 struct Nerved {
-  explicit Nerved(const std::string& runs_dir)
-      : store(runs_dir),
+  explicit Nerved(const DaemonOptions& opt)
+      : store(opt.runs_dir),
         boot_id(read_boot_id()),
         cgroup2(cgroup_root()),
         unavailable(why_unavailable(cgroup2)),
         bus(sdbus::createSessionBusConnection()),
         cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
-        systemd(*bus, loop),
+        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout}),
         owners(loop, *bus),
-        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable}),
+        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
+                  LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
         object(*bus, lifecycle, launcher, store.path(), boot_id),
         run_objects(*bus, store, launcher) {
@@ -200,9 +143,11 @@ struct Nerved {
 }  // namespace
 
 int daemon_main(int argc, char** argv) {
-  Options opt;
-  int code = 0;
-  if (!parse(argc, argv, opt, code)) return code;
+  DaemonCommandLine line = parse_daemon_options(std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(line.out.c_str(), stdout);
+  std::fputs(line.err.c_str(), stderr);
+  if (!line.options) return line.exit_code;
+  const DaemonOptions& opt = *line.options;
   auto logger = spdlog::stderr_color_mt("nerved");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
@@ -210,7 +155,7 @@ int daemon_main(int argc, char** argv) {
 
   try {
     Fd sigfd = signals_as_fd();
-    Nerved nerved(opt.runs_dir);
+    Nerved nerved(opt);
     nerved.stop_on_signals(sigfd.get());
     return nerved.serve(opt.ready_fd);
   } catch (const sdbus::Error& e) {

@@ -1,7 +1,7 @@
 #include "manager_object.h"
 
 #include "bus_reply.h"
-#include "defaults.h"
+#include "conventions.h"
 #include "errors.h"
 #include "host.h"
 #include "owners.h"
@@ -72,7 +72,7 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   ContainRequest req;
   req.run = run;
   req.pid = pid;
-  req.grace_usec = grace_or_default(grace_usec);
+  req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
   for (const auto& [key, value] : options) {
     if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
@@ -174,7 +174,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
       if (key == "grace_usec") {
         req.grace_usec = value.get<uint64_t>();
         check_grace(req.grace_usec);
-        req.grace_usec = grace_or_default(req.grace_usec);
+        if (req.grace_usec == 0) req.grace_usec = kDefaultGraceUsec;
       } else if (key == "reap_on_exit") {
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {

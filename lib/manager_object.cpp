@@ -7,6 +7,7 @@
 #include "owners.h"
 #include "run_id.h"
 #include "run_objects.h"
+#include "sealing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +31,13 @@ T option_value(const std::string& key, const sdbus::Variant& value, const char* 
   } catch (const sdbus::Error&) {
     throw_bus_error(error::InvalidArgument, "option '" + key + "' must be " + type);
   }
+}
+
+// A sealed run is refused before anything is recorded or started where the host cannot seal.
+void require_sealing(const std::string& run) {
+  SealingStatus s = sealing_status();
+  if (!s.available)
+    throw_bus_error(error::SealingUnavailable, "run " + quote_value(run) + " cannot be sealed on this host: " + s.detail);
 }
 
 void check_caller_uid(uid_t uid) {
@@ -76,6 +84,10 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   for (const auto& [key, value] : options) {
     if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
+    else if (key == "sealed" && option_value<bool>(key, value, "a boolean"))
+      require_sealing(run);  // the caller seals itself; nerved only checks
+    else if (key == "sealed")
+      continue;
     else if (key == "owner_bus_name")
       req.owner = bus_owner(value, pid);
     else
@@ -179,6 +191,8 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {
         req.keep = value.get<bool>();
+      } else if (key == "sealed") {
+        req.spawn.sealed = value.get<bool>();
       } else {
         throw_bus_error(error::InvalidArgument, "unknown option " + quote_value(key));
       }
@@ -190,6 +204,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
     throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  if (req.spawn.sealed) require_sealing(run);
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
   req.owner.kind = OwnerKind::Bus;
   req.owner.name = msg->getSender();
@@ -225,5 +240,8 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> M
   for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
   return out;
 }
+
+bool ManagerObject::SealingAvailable() { return sealing_status().available; }
+std::string ManagerObject::SealingDetail() { return sealing_status().detail; }
 
 }  // namespace nerve

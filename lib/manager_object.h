@@ -39,6 +39,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
   std::string RunsDirectory() override { return runs_dir_; }
   std::string BootID() override { return boot_id_; }
+  bool SealingAvailable() override;
+  std::string SealingDetail() override;
 
   // The request of a Contain: the caller's pid and owner, and its options.
   ContainRequest contain_request(const std::string& run, uint64_t grace_usec,

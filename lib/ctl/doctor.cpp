@@ -3,7 +3,6 @@
 #include "client.h"
 #include "output.h"
 
-#include "cgroup.h"
 #include "held_child.h"
 #include "host.h"
 #include "sealing.h"
@@ -16,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -23,6 +23,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 namespace nerve::ctl {
@@ -84,8 +86,26 @@ Finding check_user_manager(Doctor& d) {
   }
 }
 
+// Where cgroup2 is mounted, as this process sees it: NERVE_CGROUP_ROOT, else /sys/fs/cgroup when it is
+// a cgroup2 mount, else the first cgroup2 mount (the rule of nerved's cgroup_root(), real_cgroups.h,
+// which lives in the daemon's library).
+std::optional<std::string> cgroup2_mount() {
+  if (const char* env = std::getenv("NERVE_CGROUP_ROOT"); env && *env) return std::string(env);
+  std::ifstream in("/proc/self/mountinfo");
+  std::optional<std::string> first;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(fields), std::istream_iterator<std::string>()};
+    auto dash = std::find(w.begin(), w.end(), "-");  // "ID PARENT DEV ROOT MOUNT OPTS ... - FSTYPE ..."
+    if (w.size() < 5 || dash == w.end() || dash + 1 == w.end() || dash[1] != "cgroup2") continue;
+    if (w[4] == "/sys/fs/cgroup") return w[4];
+    if (!first) first = w[4];
+  }
+  return first;
+}
+
 Finding check_cgroup2(Doctor& d) {
-  d.cgroup_mount = cgroup_root();
+  d.cgroup_mount = cgroup2_mount();
   if (!d.cgroup_mount)
     return fail("no cgroup2 hierarchy in /proc/self/mountinfo",
                 "nerve needs the unified cgroup hierarchy (cgroup v2): boot with "

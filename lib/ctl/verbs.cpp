@@ -131,7 +131,15 @@ void print_status(const std::string& run, const json& s) {
                 s["receipt"].value("error", "").empty() ? "" : (" (" + s["receipt"].value("error", "") + ")").c_str());
 }
 
-// Exit codes as LSB and systemctl status: 0 running, 3 any other state, 4 no such run.
+// Running as systemctl means it: the record says running and the scope is live, ours and active.
+bool is_running(const json& s) {
+  const json& live = s["live"];
+  return s["record"].value("state", "") == "running" && live.value("known", false) && live.value("ours", false) &&
+         live.value("active_state", "") == "active";
+}
+
+// Exit codes as LSB and systemctl status: 0 running, 3 not running (any other state, or its scope is
+// gone), 4 no such run.
 int status(Context& ctx, const VerbArgs& a) {
   auto s = get_run(ctx, "status", a.run);
   if (!s) return kExitNoSuchRun;
@@ -139,7 +147,7 @@ int status(Context& ctx, const VerbArgs& a) {
     print_json(*s, a.json);
   else
     print_status(a.run, *s);
-  return (*s)["record"].value("state", "") == "running" ? 0 : kExitNotRunning;
+  return is_running(*s) ? 0 : kExitNotRunning;
 }
 
 // One line of `list`: ListRuns' fields, and from GetRun the live processes and the creation time.

@@ -129,6 +129,25 @@ TEST_F(NervectlConventions, StatusExitsZeroForARunningRunThreeOtherwiseAndFourFo
   EXPECT_EQ(ctl({"status", "../x"}).exit_code, 2) << "a bad run id is still a usage error";
 }
 
+// A run whose record says running but whose scope was stopped behind nerved's back is not running,
+// as systemctl would say of its unit.
+TEST_F(NervectlConventions, StatusOfARunWhoseScopeIsGoneIsNotRunning) {
+  std::string pidfile = path("r1.pid");
+  pid_t launcher = ctl_background("r1", {"launch", "--keep", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", pidfile});
+  ASSERT_EQ(await_pidfile(pidfile), launcher);
+  ASSERT_EQ(ctl({"status", "r1"}).exit_code, 0);
+  Record rec = record("r1");
+  Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
+  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  ASSERT_TRUE(wait_gone(launcher, kEventTimeout)) << describe_process(launcher);
+  ASSERT_EQ(to_string(record("r1").state), "running") << "the record still says running (nothing reaped it)";
+  Output o = ctl({"status", "r1"});
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("run r1 (attempt 1): running"));
+  EXPECT_THAT(o.out, HasSubstr("processes:     none"));
+  reap("r1");
+}
+
 // `nervectl events` in the background, its stdout and stderr on pipes; returns once it said (on
 // stderr) that it follows, so nothing after that can be missed.
 struct EventsProcess {

@@ -153,7 +153,7 @@ int status(Context& ctx, const VerbArgs& a) {
 // One line of `list`: ListRuns' fields, and from GetRun the live processes and the creation time.
 struct RunRow {
   std::string run, state, unit, outcome, created_at;
-  std::optional<std::size_t> processes;  // nullopt: the run went away between the two calls
+  std::optional<std::size_t> processes;  // nullopt: GetRun failed (the run went away between the calls)
 };
 
 std::vector<RunRow> list_rows(Context& ctx) {
@@ -165,7 +165,8 @@ std::vector<RunRow> list_rows(Context& ctx) {
       row.created_at = s["record"].value("created_at", "");
       row.processes = s["live"].value("pids", json::array()).size();
     } catch (const sdbus::Error& e) {
-      if (e.getName() != error::NoSuchRun) throw;  // forgotten meanwhile: shown without live facts
+      // Forgotten meanwhile, or its record unreadable now: listed without live facts.
+      if (e.getName().rfind(error::kPrefix, 0) != 0) throw;
     }
     rows.push_back(std::move(row));
   }

@@ -28,22 +28,6 @@ constexpr const char* kRule =
     "type='signal',sender='org.nerve.Lifecycle1',path_namespace='/org/nerve/Lifecycle1'";
 constexpr const char* kRunPrefix = "/org/nerve/Lifecycle1/run/";
 
-// The run id of a run object's path (its last element, "_XX" being the byte of hex XX), or "".
-std::string run_of_path(const std::string& path) {
-  if (path.rfind(kRunPrefix, 0) != 0) return "";
-  std::string escaped = path.substr(std::string(kRunPrefix).size()), run;
-  for (std::size_t i = 0; i < escaped.size(); ++i) {
-    if (escaped[i] == '_' && i + 2 < escaped.size() && std::isxdigit(static_cast<unsigned char>(escaped[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(escaped[i + 2]))) {
-      run += static_cast<char>(std::strtol(escaped.substr(i + 1, 2).c_str(), nullptr, 16));
-      i += 2;
-    } else {
-      run += escaped[i];
-    }
-  }
-  return run;
-}
-
 json value_of(const sdbus::Variant& v) {
   if (v.containsValueOfType<std::string>()) return v.get<std::string>();
   if (v.containsValueOfType<std::int32_t>()) return v.get<std::int32_t>();
@@ -128,6 +112,21 @@ void follow(sdbus::IConnection& bus, int sigfd) {
 }
 
 }  // namespace
+
+std::string run_of_path(const std::string& path) {
+  if (path.rfind(kRunPrefix, 0) != 0) return "";
+  std::string escaped = path.substr(std::string(kRunPrefix).size()), run;
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped[i] == '_' && i + 2 < escaped.size() && std::isxdigit(static_cast<unsigned char>(escaped[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(escaped[i + 2]))) {
+      run += static_cast<char>(std::strtol(escaped.substr(i + 1, 2).c_str(), nullptr, 16));
+      i += 2;
+    } else {
+      run += escaped[i];
+    }
+  }
+  return run;
+}
 
 int events(Context&, const VerbArgs& a) {
   sigset_t mask;

@@ -8,8 +8,14 @@
 
 #include "ctl.h"
 
+#include <string>
+
 namespace nerve::ctl {
 
 int events(Context& ctx, const VerbArgs& a);
+
+// The run id of a run object's path (/org/nerve/Lifecycle1/run/ESCAPED, "_XX" being the byte of hex
+// XX, as nerved and sd_bus_path_encode escape), or "" for any other path.
+std::string run_of_path(const std::string& path);
 
 }  // namespace nerve::ctl

@@ -95,6 +95,22 @@ TEST_F(Doctor, FailsWithWhatToDoWhenNervedIsNotRunning) {
   expect_no_run_left("after doctor without nerved");
 }
 
+TEST_F(Doctor, WithoutASessionBusSaysHowToGetOne) {
+  Output o = ctl({"doctor"}, {{"DBUS_SESSION_BUS_ADDRESS", "unix:path=" + path("no-bus")}});
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  auto [line, hint] = check_line(o.out, "session bus");
+  EXPECT_THAT(line, ::testing::StartsWith("FAIL  session bus")) << o.out;
+  EXPECT_THAT(line, HasSubstr(path("no-bus"))) << "the address tried is named";
+  EXPECT_THAT(hint, HasSubstr("loginctl enable-linger")) << o.out;
+  EXPECT_THAT(hint, HasSubstr("tests/harness/with-user-manager.sh")) << o.out;
+  for (const std::string check : {"user manager", "nerved", "runs folder", "probe scope"}) {
+    auto [dependent, see] = check_line(o.out, check);
+    EXPECT_THAT(dependent, ::testing::MatchesRegex("FAIL  " + check + " +not checked: needs .*")) << o.out;
+    EXPECT_THAT(see, HasSubstr("above")) << o.out;
+  }
+  EXPECT_THAT(check_line(o.out, "cgroup2").first, ::testing::StartsWith("ok ")) << "checked without a bus";
+}
+
 // The runs folder read-only: a read-only bind mount of itself (root, in the harness's own mount
 // namespace), or no write permission (any other account).
 class DoctorWithAReadOnlyRunsFolder : public Doctor {

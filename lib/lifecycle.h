@@ -8,6 +8,7 @@
 // the caller as BusError values named in errors.h. manager_object.h puts this on the bus.
 #pragma once
 
+#include "conventions.h"
 #include "contain.h"
 #include "deps.h"
 #include "reaper.h"
@@ -21,7 +22,6 @@
 
 namespace nerve {
 
-inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
 inline constexpr auto kRetryFirst = std::chrono::seconds(1);
 inline constexpr auto kRetryMax = std::chrono::minutes(5);
 

@@ -16,8 +16,6 @@
 namespace nerve {
 
 namespace {
-constexpr std::uint64_t kMaxGraceUsec = 3600ull * 1'000'000;
-
 void check_grace(std::uint64_t grace_usec) {
   if (grace_usec > kMaxGraceUsec)
     error::raise(error::InvalidArgument,

@@ -11,6 +11,8 @@ packages=(
   googletest libgtest-dev libgmock-dev
   systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
+  scdoc                                   # the manual pages (man/*.scd), rendered at build time
+  dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
 )
 
 missing=()

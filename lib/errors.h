@@ -20,7 +20,6 @@ inline constexpr const char* ScopeFailed = "org.nerve.Lifecycle1.Error.ScopeFail
 inline constexpr const char* RunNotFinished = "org.nerve.Lifecycle1.Error.RunNotFinished";
 inline constexpr const char* RunBusy = "org.nerve.Lifecycle1.Error.RunBusy";
 inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed";
-inline constexpr const char* InvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
 
 // Raises sdbus::Error(name, message). In a method handler it becomes the error reply.

@@ -15,7 +15,7 @@ namespace nerve {
 namespace {
 
 Error invalid(std::string_view key, std::string_view value, const std::string& why) {
-  return Error{error::InvalidProperty,
+  return Error{kInvalidProperty,
                "property " + quote_value(key) + " value " + quote_value(value) + ": " + why};
 }
 
@@ -166,14 +166,14 @@ const std::vector<std::string>& supported_property_keys() {
 Result<UnitProperty> parse_unit_property(std::string_view assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0)
-    return Error{error::InvalidProperty, "property " + quote_value(assignment) + " is not KEY=VALUE"};
+    return Error{kInvalidProperty, "property " + quote_value(assignment) + " is not KEY=VALUE"};
   std::string_view key = assignment.substr(0, eq);
   std::string_view value = assignment.substr(eq + 1);
   for (const auto& [name, parser] : table())
     if (name == key) return parser(key, value);
   std::string known;
   for (const auto& k : supported_property_keys()) known += (known.empty() ? "" : ", ") + k;
-  return Error{error::InvalidProperty, "property " + quote_value(key) + " is not supported (value " +
+  return Error{kInvalidProperty, "property " + quote_value(key) + " is not supported (value " +
                                            quote_value(value) + "); supported: " + known};
 }
 
@@ -194,8 +194,8 @@ Result<std::uint64_t> parse_size_bytes(std::string_view text) {
       {"G", 1073741824.0}, {"T", 1099511627776.0}, {"P", 1125899906842624.0}, {"E", 1152921504606846976.0},
   };
   auto total = sum_of_parts(text, units);
-  if (!total) return Error{error::InvalidProperty, "expected a size such as 512M, 4G or 1.5T, or 'infinity'"};
-  if (*total >= 18446744073709551615.0) return Error{error::InvalidProperty, "the size is too large"};
+  if (!total) return Error{kInvalidProperty, "expected a size such as 512M, 4G or 1.5T, or 'infinity'"};
+  if (*total >= 18446744073709551615.0) return Error{kInvalidProperty, "the size is too large"};
   return static_cast<std::uint64_t>(*total);
 }
 
@@ -209,8 +209,8 @@ Result<std::uint64_t> parse_duration_usec(std::string_view text) {
       {"w", 604800e6}, {"week", 604800e6}, {"weeks", 604800e6},
   };
   auto total = sum_of_parts(text, units);
-  if (!total) return Error{error::InvalidProperty, "expected a duration such as 90, 500ms, 1min 30s or 2h, or 'infinity'"};
-  if (*total >= 18446744073709551615.0) return Error{error::InvalidProperty, "the duration is too long"};
+  if (!total) return Error{kInvalidProperty, "expected a duration such as 90, 500ms, 1min 30s or 2h, or 'infinity'"};
+  if (*total >= 18446744073709551615.0) return Error{kInvalidProperty, "the duration is too long"};
   return static_cast<std::uint64_t>(std::llround(*total));
 }
 

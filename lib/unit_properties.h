@@ -27,6 +27,10 @@ struct UnitProperty {
   bool operator==(const UnitProperty&) const = default;
 };
 
+// The error of a bad property. It joins errors.h (and the bus docs) with the bus option that takes
+// properties.
+inline constexpr const char* kInvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
+
 inline constexpr std::uint64_t kInfinity = UINT64_MAX;  // CGROUP_LIMIT_MAX and USEC_INFINITY
 
 // The keys accepted in KEY=VALUE, in the order the docs list them.

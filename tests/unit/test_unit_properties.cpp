@@ -36,7 +36,7 @@ TEST(AMemoryLimit, GivenAsAPercentageBecomesTheScalePropertyAsSystemdRunSendsIt)
 
 TEST(AMemoryLimit, RefusesANonsenseValueQuotingIt) {
   auto e = refused("MemoryMax=lots");
-  EXPECT_EQ(e.name, error::InvalidProperty);
+  EXPECT_EQ(e.name, kInvalidProperty);
   EXPECT_NE(e.message.find("'MemoryMax'"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("'lots'"), std::string::npos) << e.message;
   refused("MemoryMax=");
@@ -89,7 +89,7 @@ TEST(ARuntimeLimit, TakesSystemdTimeSyntaxAndBecomesRuntimeMaxUSec) {
 
 TEST(AnUnknownKey, IsRefusedNamingItAndTheSupportedOnes) {
   auto e = refused("Delegate=yes");
-  EXPECT_EQ(e.name, error::InvalidProperty);
+  EXPECT_EQ(e.name, kInvalidProperty);
   EXPECT_NE(e.message.find("'Delegate'"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("'yes'"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("MemoryMax"), std::string::npos) << e.message;
@@ -97,8 +97,8 @@ TEST(AnUnknownKey, IsRefusedNamingItAndTheSupportedOnes) {
 }
 
 TEST(AnAssignment, WithoutAnEqualsSignIsRefused) {
-  EXPECT_EQ(refused("MemoryMax").name, error::InvalidProperty);
-  EXPECT_EQ(refused("=4G").name, error::InvalidProperty);
+  EXPECT_EQ(refused("MemoryMax").name, kInvalidProperty);
+  EXPECT_EQ(refused("=4G").name, kInvalidProperty);
 }
 
 TEST(SeveralAssignments, AreParsedTogetherAndTheLastOfOneKeyCounts) {

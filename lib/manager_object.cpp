@@ -5,6 +5,7 @@
 #include "owners.h"
 #include "run_id.h"
 #include "run_objects.h"
+#include "sealing.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -20,6 +21,13 @@ void check_grace(std::uint64_t grace_usec) {
   if (grace_usec > kMaxGraceUsec)
     error::raise(error::InvalidArgument,
                  "grace " + std::to_string(grace_usec) + " us is longer than the limit of one hour");
+}
+
+// A sealed run is refused before anything is recorded or started where the host cannot seal.
+void require_sealing(const std::string& run) {
+  SealingStatus s = sealing_status();
+  if (!s.available)
+    error::raise(error::SealingUnavailable, "run " + quote_value(run) + " cannot be sealed on this host: " + s.detail);
 }
 }  // namespace
 
@@ -47,12 +55,15 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
   req.pid = pid;
   req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
   for (const auto& [key, value] : options) {
-    if (key == "keep") {
+    if (key == "keep" || key == "sealed") {
+      bool on = false;
       try {
-        req.keep = value.get<bool>();
+        on = value.get<bool>();
       } catch (const sdbus::Error&) {
-        error::raise(error::InvalidArgument, "option 'keep' must be a boolean");
+        error::raise(error::InvalidArgument, "option " + quote_value(key) + " must be a boolean");
       }
+      if (key == "keep") req.keep = on;
+      if (key == "sealed" && on) require_sealing(run);  // the caller seals itself; nerved only checks
     } else if (key == "owner_bus_name") {
       std::string name;
       try {
@@ -147,6 +158,8 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {
         req.keep = value.get<bool>();
+      } else if (key == "sealed") {
+        req.spawn.sealed = value.get<bool>();
       } else {
         error::raise(error::InvalidArgument, "unknown option " + quote_value(key));
       }
@@ -158,6 +171,7 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
     error::raise(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  if (req.spawn.sealed) require_sealing(run);
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
   req.owner.kind = "bus";
   req.owner.name = msg->getSender();
@@ -202,5 +216,7 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> M
 
 std::string ManagerObject::RunsDirectory() { return lifecycle_.deps().store.path(); }
 std::string ManagerObject::BootID() { return lifecycle_.deps().boot_id; }
+bool ManagerObject::SealingAvailable() { return sealing_status().available; }
+std::string ManagerObject::SealingDetail() { return sealing_status().detail; }
 
 }  // namespace nerve

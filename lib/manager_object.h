@@ -38,6 +38,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
   std::string RunsDirectory() override;
   std::string BootID() override;
+  bool SealingAvailable() override;
+  std::string SealingDetail() override;
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;

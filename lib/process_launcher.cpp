@@ -95,6 +95,8 @@ std::string ProcessLauncher::exec_error(const Child& c) {
   // The report is "<errno> <step>", written by the child when chdir or exec failed.
   int err = std::atoi(c.report.c_str());
   std::string step = c.report.substr(c.report.find(' ') + 1);
+  if (step != "chdir" && step != "exec")  // a step of sealing.h's seal_self
+    return "cannot seal it (" + step + " of its new cgroup namespace): " + std::strerror(err);
   return "cannot " + step + " " + quote_value(step == "chdir" ? c.req.spawn.cwd : c.req.spawn.argv[0]) + ": " +
          std::strerror(err);
 }

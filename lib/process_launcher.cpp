@@ -15,11 +15,9 @@ namespace nerve {
 struct ProcessLauncher::Child {
   LaunchRequest req;
   HeldChild held;
-  Done done;  // empty once replied
+  ReplyOnce<pid_t> reply;
   std::string report;
-  bool contained = false;  // only a contained command has a run to report on and reap
-  bool released = false;   // told to exec: from then on, an empty report means the exec happened
-  bool start_failed = false;  // the command never ran (exec or chdir failed, or it died while held)
+  Phase phase = Phase::Containing;
 };
 
 ProcessLauncher::~ProcessLauncher() {
@@ -39,11 +37,10 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   try {
     c->held = spawn_held(req.spawn);
   } catch (const std::exception& e) {
-    return done(std::nullopt, BusError{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) +
-                                                              ": " + e.what()});
+    return done(Error{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) + ": " + e.what()});
   }
   c->req = std::move(req);
-  c->done = std::move(done);
+  c->reply = ReplyOnce<pid_t>(std::move(done));
   pid_t pid = c->held.pid;
   children_[pid] = c;
   exit_status_.erase(c->req.run);
@@ -56,22 +53,21 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   creq.grace_usec = c->req.grace_usec;
   creq.keep = c->req.keep;
   creq.owner = c->req.owner;
-  lifecycle_.contain(std::move(creq), [this, c](std::optional<ContainReply> reply, std::optional<BusError> err) {
-    if (err) {
-      // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
-      c->held.go.reset();
-      ::kill(c->held.pid, SIGKILL);
-      c->start_failed = true;  // on_child_exit only collects it
-      if (!c->done) return;    // it died first and on_child_exit already answered
-      auto done = std::move(c->done);
-      c->done = nullptr;
-      return done(std::nullopt, err);
-    }
-    c->contained = true;
-    c->released = release(c->held);
-    if (!c->released) return;  // it died meanwhile; on_child_exit answers
-    loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
-  });
+  lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
+}
+
+void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<ContainReply> reply) {
+  if (!reply) {
+    // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
+    c->held.go.reset();
+    ::kill(c->held.pid, SIGKILL);
+    c->phase = Phase::StartFailed;  // on_child_exit only collects it
+    return c->reply(reply.error());  // unless it died first and on_child_exit already answered
+  }
+  c->phase = Phase::Contained;
+  if (!release(c->held)) return;  // it died meanwhile; on_child_exit answers
+  c->phase = Phase::Released;
+  loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
 }
 
 void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
@@ -84,11 +80,9 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   loop_.unwatch_fd(c->held.report.get());
   c->held.report.reset();
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
-  if (!c->done) return;
-  auto done = std::move(c->done);
-  c->done = nullptr;
+  if (!c->reply.pending()) return;
   spdlog::info("run {}: command {} started as pid {}", c->req.run, c->req.spawn.argv[0], c->held.pid);
-  done(c->held.pid, std::nullopt);
+  c->reply(c->held.pid);
 }
 
 std::string ProcessLauncher::exec_error(const Child& c) {
@@ -104,16 +98,14 @@ std::string ProcessLauncher::exec_error(const Child& c) {
 void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::string& why) {
   // The command never ran: no RunExited, no final reap. The attempt is abandoned (its scope, which
   // held only the child, is cleaned and the record says failed), so the run may be launched again.
-  if (c->start_failed) return;
-  c->start_failed = true;
+  if (c->phase == Phase::StartFailed) return;
+  bool contained = c->phase != Phase::Containing;
+  c->phase = Phase::StartFailed;
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
   auto reply = [c, why] {
-    if (!c->done) return;
-    auto done = std::move(c->done);
-    c->done = nullptr;
-    done(std::nullopt, BusError{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
+    c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
   };
-  if (!c->contained) return reply();
+  if (!contained) return reply();
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
   lifecycle_.abandon(c->req.run, reply);
 }
@@ -134,30 +126,24 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   children_.erase(c->held.pid);
   int code = si.si_code == CLD_EXITED ? si.si_status : -1;
   int sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
-  const std::string& run = c->req.run;
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
-  if (!c->released) {
-    // It ended while held: before containment finished, or because containment failed (then the
-    // launch was already answered).
-    return fail_start(c, sig ? "it was killed by signal " + std::to_string(sig) + " before its exec"
-                             : "it exited with " + std::to_string(code) + " before its exec");
+  switch (c->phase) {
+    case Phase::StartFailed: return;
+    case Phase::Containing:
+    case Phase::Contained:
+      // It ended while held: before containment finished, or before its release.
+      return fail_start(c, sig ? "it was killed by signal " + std::to_string(sig) + " before its exec"
+                               : "it exited with " + std::to_string(code) + " before its exec");
+    case Phase::Released: break;
   }
-  if (c->start_failed) return;
-  if (c->done) {
-    // It exec'd and ended before the exec report was read: the launch succeeded.
-    auto done = std::move(c->done);
-    c->done = nullptr;
-    done(c->held.pid, std::nullopt);
-  }
+  // It exec'd; if it ended before the exec report was read, the launch succeeded all the same.
+  c->reply(c->held.pid);
+  const std::string& run = c->req.run;
   exit_status_[run] = sig ? 128 + sig : code;
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) {
-    lifecycle_.reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
-      if (err && err->name != error::NoSuchRun) spdlog::error("run {}: reap on exit failed: {}", run, err->message);
-    });
-  }
+  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit");
 }
 
 }  // namespace nerve

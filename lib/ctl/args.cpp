@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "nerve_version.h"
 #include "cli_parse.h"
+#include "conventions.h"
 #include "run_id.h"
 
 #include <algorithm>
@@ -80,7 +81,7 @@ std::uint64_t parse_grace(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   double s = std::strtod(text.c_str(), &end);
-  if (errno || end == text.c_str() || *end || !(s > 0) || s > 3600)
+  if (errno || end == text.c_str() || *end || !(s > 0) || s > kMaxGraceUsec / 1e6)
     throw UsageError{"--grace takes seconds, more than 0 and at most 3600, not " + quote_value(text)};
   return static_cast<std::uint64_t>(s * 1e6);
 }

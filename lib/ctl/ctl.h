@@ -8,6 +8,8 @@
 // After a successful launch, nervectl is the command (exec in place), so its exit code is the command's.
 #pragma once
 
+#include "conventions.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,13 +29,6 @@ inline constexpr int kExitNoSuchRun = 4;
 inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitRetry = 75;
 inline constexpr int kExitNotLaunched = 125;
-
-// A call that may wait for a reap allows for its grace (0: the default, 10 s) plus a minute.
-inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
-inline constexpr std::uint64_t kReapCallMarginUsec = 60'000'000;
-inline std::uint64_t reap_call_timeout_usec(std::uint64_t grace_usec) {
-  return (grace_usec ? grace_usec : kDefaultGraceUsec) + kReapCallMarginUsec;
-}
 
 class Client;  // the generated proxy on a session bus connection (verbs.cpp)
 

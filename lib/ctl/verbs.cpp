@@ -7,6 +7,7 @@
 #include "output.h"
 #include "supervise.h"
 
+#include "conventions.h"
 #include "errors.h"
 #include "held_child.h"
 #include "host.h"
@@ -228,7 +229,7 @@ int list(Context& ctx, const VerbArgs& a) {
 }
 
 int reconcile(Context& ctx, const VerbArgs& a) {
-  ctx.set_call_timeout_usec(3600ull * 1'000'000);  // a pass may include reaps, each up to its grace
+  ctx.set_call_timeout_usec(kMaxGraceUsec);  // a pass may include reaps, each up to its grace
   auto lines = ctx.client().Reconcile();
   if (a.json) {
     json out = json::array();

@@ -234,7 +234,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeIsClosedAtStartupWithoutASignal)
 
   ASSERT_TRUE(wait_for_file(runs_ + "/forged/receipt.json")) << "startup left the forged record open";
   Output status = ctl({"status", "forged"});  // answered after the startup pass (same loop)
-  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.exit_code, 3) << "closed, so not running: " << status.err;
   EXPECT_EQ(to_string(receipt("forged").outcome), "no_scope") << receipt("forged").error;
   EXPECT_EQ(to_string(record("forged").state), "reaped");
   EXPECT_EQ(count_lines_with(nerved_log(), {"reconcile: run forged: reaped", "no_scope"}), 1) << nerved_log();

@@ -3,5 +3,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NERVE_BUILD_DIR:-$top/build}
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+# CI (CI=true) builds with warnings as errors; NERVE_WERROR=ON|OFF says so elsewhere.
+werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
 cmake --build "$build" -j"$(nproc)"

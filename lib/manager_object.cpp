@@ -80,7 +80,7 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   ContainRequest req;
   req.run = run;
   req.pid = pid;
-  req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
+  req.grace_usec = grace_usec ? grace_usec : default_grace_usec_;
   for (const auto& [key, value] : options) {
     if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
@@ -177,6 +177,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
                     "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " + std::to_string(stdio.size()));
   LaunchRequest req;
   req.run = run;
+  req.grace_usec = default_grace_usec_;
   req.spawn.argv = std::move(argv);
   req.spawn.env = std::move(env);
   req.spawn.cwd = std::move(cwd);
@@ -186,7 +187,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
       if (key == "grace_usec") {
         req.grace_usec = value.get<uint64_t>();
         check_grace(req.grace_usec);
-        if (req.grace_usec == 0) req.grace_usec = kDefaultGraceUsec;
+        if (req.grace_usec == 0) req.grace_usec = default_grace_usec_;
       } else if (key == "reap_on_exit") {
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {

@@ -21,6 +21,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
                 std::string boot_id);
   using Manager_adaptor::emitRunExited;
+  // The grace of a launch that gives none (nerved.conf default_grace; kDefaultGraceUsec otherwise).
+  void set_default_grace(std::uint64_t usec) { default_grace_usec_ = usec; }
   ~ManagerObject();
 
  private:
@@ -61,6 +63,7 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   ProcessLauncher& launcher_;
   std::string runs_dir_;
   std::string boot_id_;
+  std::uint64_t default_grace_usec_ = kDefaultGraceUsec;
 };
 
 }  // namespace nerve

@@ -4,6 +4,7 @@
 #include "conventions.h"
 #include "errors.h"
 #include "host.h"
+#include "nerve_version.h"
 #include "owners.h"
 #include "run_id.h"
 #include "run_objects.h"
@@ -225,6 +226,8 @@ void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::strin
     reply(out);
   });
 }
+
+std::string ManagerObject::Version() { return NERVE_VERSION; }
 
 void ManagerObject::Forget(const std::string& run) { value_or_throw(lifecycle_.forget(run)); }
 

@@ -15,7 +15,9 @@ namespace nerve {
 inline constexpr const char* kBusName = "org.nerve.Lifecycle1";
 inline constexpr const char* kObjectPath = "/org/nerve/Lifecycle1";
 
-class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor> {
+// Also the org.freedesktop.DBus.ObjectManager of the run objects below it (run_objects.h).
+class ManagerObject
+    : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor, sdbus::ObjectManager_adaptor> {
  public:
   // 'runs_dir' and 'boot_id' are the values of the RunsDirectory and BootID properties.
   ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
@@ -41,6 +43,7 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
   std::string RunsDirectory() override { return runs_dir_; }
   std::string BootID() override { return boot_id_; }
+  std::string Version() override;
   bool SealingAvailable() override;
   std::string SealingDetail() override;
 

@@ -1,32 +1,35 @@
 #include "run_objects.h"
 
 #include <spdlog/spdlog.h>
+#include <systemd/sd-bus.h>
+
+#include <cstdlib>
+#include <system_error>
 
 namespace nerve {
 
 std::string run_object_path(const std::string& run) {
-  static const char* digits = "0123456789abcdef";
-  std::string out = "/org/nerve/Lifecycle1/run/";
-  for (unsigned char c : run) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '_';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
+  char* path = nullptr;
+  if (int r = sd_bus_path_encode("/org/nerve/Lifecycle1/run", run.c_str(), &path); r < 0)
+    throw std::system_error(-r, std::generic_category(), "sd_bus_path_encode");
+  std::string out(path);
+  std::free(path);
   return out;
 }
 
-class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor> {
+class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor,
+                                                       sdbus::ManagedObject_adaptor> {
  public:
   Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher)
       : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher) {
     registerAdaptor();
     last_ = snapshot();
+    emitInterfacesAddedSignal();
   }
-  ~Object() { unregisterAdaptor(); }
+  ~Object() {
+    emitInterfacesRemovedSignal();  // while the interfaces are still registered: it names them
+    unregisterAdaptor();
+  }
 
   // Emits PropertiesChanged for the properties whose value differs from the last one seen.
   void changed() {

@@ -3,6 +3,7 @@
 #include "daemon_options.h"
 #include "event_loop.h"
 #include "host.h"
+#include "journal.h"
 #include "lifecycle.h"
 #include "manager_object.h"
 #include "owners.h"
@@ -155,7 +156,10 @@ int daemon_main(int argc, char** argv) {
   std::fputs(line.err.c_str(), stderr);
   if (!line.options) return line.exit_code;
   const DaemonOptions& opt = *line.options;
-  auto logger = spdlog::stderr_color_mt("nerved");
+  // Under systemd (stderr is the journal stream it gave us) the journal, with fields; else stderr.
+  bool journal = is_journal_stream(STDERR_FILENO, std::getenv("JOURNAL_STREAM"));
+  auto logger = journal ? std::make_shared<spdlog::logger>("nerved", make_journal_sink())
+                        : spdlog::stderr_color_mt("nerved");
   spdlog::set_default_logger(logger);
   spdlog::level::level_enum level = spdlog::level::from_str(opt.log_level == "warning" ? "warn" : opt.log_level);
   bool detailed = level <= spdlog::level::debug;

@@ -1,20 +1,13 @@
 #include "run_objects.h"
 
-#include <spdlog/spdlog.h>
-#include <systemd/sd-bus.h>
+#include "bus_label.h"
 
-#include <cstdlib>
-#include <system_error>
+#include <spdlog/spdlog.h>
 
 namespace nerve {
 
 std::string run_object_path(const std::string& run) {
-  char* path = nullptr;
-  if (int r = sd_bus_path_encode("/org/nerve/Lifecycle1/run", run.c_str(), &path); r < 0)
-    throw std::system_error(-r, std::generic_category(), "sd_bus_path_encode");
-  std::string out(path);
-  std::free(path);
-  return out;
+  return "/org/nerve/Lifecycle1/run/" + bus_path_label(run, true);  // as sd_bus_path_encode
 }
 
 class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor,

@@ -19,8 +19,8 @@
 
 namespace nerve {
 
-// sd_bus_path_encode("/org/nerve/Lifecycle1/run", run): every character but A-Z a-z 0-9, and a
-// leading digit, as _XX (two lowercase hex digits); the empty id as "_".
+// As sd_bus_path_encode("/org/nerve/Lifecycle1/run", run): every character but A-Z a-z 0-9, and a
+// leading digit, as _XX (two lowercase hex digits) (bus_label.h).
 std::string run_object_path(const std::string& run);
 
 class RunObjects {

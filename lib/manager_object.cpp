@@ -184,6 +184,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   req.spawn.cwd = std::move(cwd);
   for (int i = 0; i < 3; ++i) req.spawn.stdio[i] = stdio[static_cast<std::size_t>(i)].get();
   set_launch_options(req, options);
+  if (req.grace_usec == 0) req.grace_usec = default_grace_usec_;
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
     throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
@@ -199,8 +200,7 @@ void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::s
     try {
       if (key == "grace_usec") {
         req.grace_usec = value.get<uint64_t>();
-        check_grace(req.grace_usec);
-        if (req.grace_usec == 0) req.grace_usec = default_grace_usec_;
+        check_grace(req.grace_usec);  // 0: the default, set by launch_request
       } else if (key == "reap_on_exit") {
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {

@@ -29,9 +29,11 @@ RUN_IFACE = "org.nerve.Lifecycle1.Run"
 
 
 def run_object_path(run):
-    """The run's object path: every character but A-Z a-z 0-9 becomes _ and two hex digits."""
+    """The run's object path, as sd_bus_path_encode makes it: every character but A-Z a-z 0-9, and a
+    leading digit, becomes _ and two hex digits."""
     return "/org/nerve/Lifecycle1/run/" + "".join(
-        c if c.isascii() and c.isalnum() else "_%02x" % ord(c) for c in run)
+        c if c.isascii() and c.isalnum() and not (i == 0 and c.isdigit()) else "_%02x" % ord(c)
+        for i, c in enumerate(run))
 
 
 def main():

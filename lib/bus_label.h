@@ -1,6 +1,7 @@
 // A name as one element of a D-Bus object path, the way systemd's bus_label_escape writes it: every
-// byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits. systemd also escapes a leading
-// digit (unit paths); nerve's run object paths keep it (docs/dbus-api.md, "Run object paths").
+// byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits, and with ESCAPE_LEADING_DIGIT a
+// leading digit too (as sd_bus_path_encode does: unit paths and nerve's run object paths,
+// docs/dbus-api.md, "Run object paths").
 #pragma once
 
 #include <string>

@@ -70,7 +70,7 @@ void ContainOp::on_lookup(const Result<UnitState>& l) {
   if (!save(RunState::Running)) return;
   fault_point("after-running");
   log_run(spdlog::level::info, record_,
-          "pid " + std::to_string(req_.pid) + " contained (cgroup " + record_.cgroup + ")");
+          "pid " + std::to_string(req_.pid) + " contained (cgroup " + record_.cgroup + ")", message_id::Launch);
   auto done = std::move(done_);
   done(ContainReply{record_.unit, record_.invocation_id, record_.cgroup, record_.attempt});
 }

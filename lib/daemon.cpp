@@ -3,10 +3,12 @@
 #include "daemon_options.h"
 #include "event_loop.h"
 #include "host.h"
+#include "journal.h"
 #include "lifecycle.h"
 #include "manager_object.h"
 #include "owners.h"
 #include "process_launcher.h"
+#include "pruner.h"
 #include "real_cgroups.h"
 #include "run_objects.h"
 #include "run_store.h"
@@ -75,7 +77,9 @@ struct Nerved {
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
         object(*bus, lifecycle, launcher, store.path(), boot_id),
-        run_objects(*bus, store, launcher) {
+        run_objects(*bus, store, launcher),
+        pruner(loop, store, lifecycle, opt.keep_finished) {
+    object.set_default_grace(opt.default_grace_usec);
     store.set_observer([this](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();
     launcher.on_exit([this](const std::string& run, int code, int sig) {
@@ -100,7 +104,10 @@ struct Nerved {
   int serve(int ready_fd) {
     // Reconcile before owning the name: every unfinished run is queued first, so no launch of it can
     // be answered before its record is looked at (the calls of one run are serialised).
-    lifecycle.reconcile(log_reconciliation);
+    lifecycle.reconcile([this](std::vector<ReconcileLine> lines) {
+      log_reconciliation(lines);
+      pruner.start();
+    });
     try {
       bus->requestName(kBusName);
     } catch (const sdbus::Error& e) {
@@ -138,6 +145,7 @@ struct Nerved {
   ProcessLauncher launcher;
   ManagerObject object;
   RunObjects run_objects;
+  Pruner pruner;
 };
 
 }  // namespace
@@ -148,10 +156,16 @@ int daemon_main(int argc, char** argv) {
   std::fputs(line.err.c_str(), stderr);
   if (!line.options) return line.exit_code;
   const DaemonOptions& opt = *line.options;
-  auto logger = spdlog::stderr_color_mt("nerved");
+  // Under systemd (stderr is the journal stream it gave us) the journal, with fields; else stderr.
+  bool journal = is_journal_stream(STDERR_FILENO, std::getenv("JOURNAL_STREAM"));
+  auto logger = journal ? std::make_shared<spdlog::logger>("nerved", make_journal_sink())
+                        : spdlog::stderr_color_mt("nerved");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
-  spdlog::set_level(opt.verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::level::level_enum level = spdlog::level::from_str(opt.log_level == "warning" ? "warn" : opt.log_level);
+  bool detailed = level <= spdlog::level::debug;
+  spdlog::set_pattern(detailed ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
+  spdlog::set_level(level);
+  if (!opt.config_file.empty()) spdlog::info("configuration: {}", opt.config_file);
 
   try {
     Fd sigfd = signals_as_fd();

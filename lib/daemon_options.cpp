@@ -1,9 +1,13 @@
 #include "daemon_options.h"
 
 #include "cli_parse.h"
+#include "daemon_config.h"
 #include "errors.h"
 #include "nerve_version.h"
 #include "run_store.h"
+#include "unit_properties.h"
+
+#include <unistd.h>
 
 
 namespace nerve {
@@ -34,7 +38,12 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
   app.add_option("--ready-fd", o.ready_fd, "write \"READY\\n\" to FD and close it once the bus name is owned")
       ->type_name("FD")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--verbose", o.verbose, "log debug lines");
+  app.add_option("--config", o.config_file, "read FILE instead of $XDG_CONFIG_HOME/nerve/nerved.conf")
+      ->type_name("FILE");
+  app.add_flag("--verbose", o.verbose, "log debug lines (as --log-level debug)");
+  app.add_option("--log-level", o.log_level, "trace, debug, info (default), warning or error")
+      ->type_name("LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error"}));
   app.add_option("--systemd-timeout", timeout_ms, "timeout of each query to the user manager (default 5000)")
       ->type_name("MS")
       ->check(CLI::Range(1, 600'000));
@@ -48,6 +57,22 @@ DaemonCommandLine usage_error(const std::string& message) {
   c.exit_code = 2;
   c.err = "nerved: " + message + "\nRun 'nerved --help' for the options.\n";
   return c;
+}
+
+// Reads the configuration file and takes its values where no flag gave one.
+std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
+  bool named = app.count("--config") != 0;
+  std::string path = named ? o.config_file : default_config_path();
+  auto config = read_daemon_config(path, named);
+  if (!config) return config.error().message;
+  if (config->runs_dir && app.count("--runs-dir") == 0) o.runs_dir = *config->runs_dir;
+  if (config->default_grace_usec) o.default_grace_usec = *config->default_grace_usec;
+  if (config->default_slice) o.default_slice = *config->default_slice;
+  if (config->default_properties) o.default_properties = *config->default_properties;
+  if (auto keep = config->keep_finished_usec)  // "infinity" is forever, as 0
+    o.keep_finished = std::chrono::microseconds(*keep == kInfinity ? 0 : static_cast<std::int64_t>(*keep));
+  o.config_file = named || ::access(path.c_str(), F_OK) == 0 ? path : "";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -67,6 +92,13 @@ DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
     c.out = exit->out;
     return c;
   }
+  if (auto bad = apply_config(app, o)) {
+    DaemonCommandLine e;
+    e.exit_code = 2;
+    e.err = "nerved: " + *bad + "\n";
+    return e;
+  }
+  if (o.verbose && app.count("--log-level") == 0) o.log_level = "debug";
   if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
   if (o.runs_dir.front() != '/')
     return usage_error("--runs-dir must be an absolute path, not " + quote_value(o.runs_dir));

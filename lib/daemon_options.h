@@ -1,7 +1,10 @@
 // nerved's command line (parsed with CLI11): what `nerved --help` lists, checked before anything starts.
 #pragma once
 
+#include "conventions.h"
+
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +15,15 @@ struct DaemonOptions {
   std::string runs_dir;  // absolute; default $XDG_STATE_HOME/nerve/runs
   int ready_fd = -1;     // write "READY\n" to it once the bus name is owned
   bool verbose = false;
+  std::string log_level = "info";  // trace, debug, info, warning, error (--verbose: debug)
+  // The configuration file that was read (daemon_config.h); empty when there was none.
+  std::string config_file;
+  // From the configuration file (flags win where there is one).
+  std::uint64_t default_grace_usec = kDefaultGraceUsec;  // grace of a reap when the call gives none
+  std::string default_slice;                       // NAME.slice, or "" (the manager's default)
+  std::string default_properties;                  // "KEY=VALUE ...", checked by parse_unit_property
+  // How long a reaped run's record is kept before it is forgotten automatically; 0: forever.
+  std::chrono::microseconds keep_finished = std::chrono::hours(24 * 7);
   // Timeout of each query to the user manager (default 5 s); tests that stop the manager shorten it.
   std::chrono::milliseconds systemd_timeout{5000};
   // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).

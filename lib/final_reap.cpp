@@ -41,7 +41,8 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
 
 void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   log_run(spdlog::level::info, record,
-          "reap " + to_string(receipt.outcome) + (receipt.error.empty() ? "" : ": " + receipt.error));
+          "reap " + to_string(receipt.outcome) + (receipt.error.empty() ? "" : ": " + receipt.error),
+          message_id::Reap);
   fault_point("before-receipt");
   Result<void> written = deps_.store.save_receipt(receipt);
   if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);

@@ -4,6 +4,7 @@
 #include "conventions.h"
 #include "errors.h"
 #include "host.h"
+#include "nerve_version.h"
 #include "owners.h"
 #include "run_id.h"
 #include "run_objects.h"
@@ -80,7 +81,7 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   ContainRequest req;
   req.run = run;
   req.pid = pid;
-  req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
+  req.grace_usec = grace_usec ? grace_usec : default_grace_usec_;
   for (const auto& [key, value] : options) {
     if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
@@ -177,11 +178,13 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
                     "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " + std::to_string(stdio.size()));
   LaunchRequest req;
   req.run = run;
+  req.grace_usec = default_grace_usec_;
   req.spawn.argv = std::move(argv);
   req.spawn.env = std::move(env);
   req.spawn.cwd = std::move(cwd);
   for (int i = 0; i < 3; ++i) req.spawn.stdio[i] = stdio[static_cast<std::size_t>(i)].get();
   set_launch_options(req, options);
+  if (req.grace_usec == 0) req.grace_usec = default_grace_usec_;
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
     throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
@@ -197,8 +200,7 @@ void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::s
     try {
       if (key == "grace_usec") {
         req.grace_usec = value.get<uint64_t>();
-        check_grace(req.grace_usec);
-        if (req.grace_usec == 0) req.grace_usec = kDefaultGraceUsec;
+        check_grace(req.grace_usec);  // 0: the default, set by launch_request
       } else if (key == "reap_on_exit") {
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {
@@ -228,6 +230,8 @@ void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::strin
     reply(out);
   });
 }
+
+std::string ManagerObject::Version() { return NERVE_VERSION; }
 
 void ManagerObject::Forget(const std::string& run) { value_or_throw(lifecycle_.forget(run)); }
 

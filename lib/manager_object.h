@@ -15,12 +15,16 @@ namespace nerve {
 inline constexpr const char* kBusName = "org.nerve.Lifecycle1";
 inline constexpr const char* kObjectPath = "/org/nerve/Lifecycle1";
 
-class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor> {
+// Also the org.freedesktop.DBus.ObjectManager of the run objects below it (run_objects.h).
+class ManagerObject
+    : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor, sdbus::ObjectManager_adaptor> {
  public:
   // 'runs_dir' and 'boot_id' are the values of the RunsDirectory and BootID properties.
   ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
                 std::string boot_id);
   using Manager_adaptor::emitRunExited;
+  // The grace of a launch that gives none (nerved.conf default_grace; kDefaultGraceUsec otherwise).
+  void set_default_grace(std::uint64_t usec) { default_grace_usec_ = usec; }
   ~ManagerObject();
 
  private:
@@ -39,6 +43,7 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
   std::string RunsDirectory() override { return runs_dir_; }
   std::string BootID() override { return boot_id_; }
+  std::string Version() override;
   bool SealingAvailable() override;
   std::string SealingDetail() override;
 
@@ -63,6 +68,7 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   ProcessLauncher& launcher_;
   std::string runs_dir_;
   std::string boot_id_;
+  std::uint64_t default_grace_usec_ = kDefaultGraceUsec;
 };
 
 }  // namespace nerve

@@ -1,5 +1,6 @@
 #include "reconcile.h"
 
+#include "journal.h"
 #include "run_log.h"
 
 #include <memory>
@@ -43,6 +44,10 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
     queue_.serial<ReconcileLine>(
         run, [this, run](std::function<void(ReconcileLine)> finish) { one(run, finish); },
         [pass, finish_one](ReconcileLine line) {
+          RunFields fields;
+          fields.run = line.run;
+          fields.message_id = message_id::Reconcile;
+          ScopedRunFields scope(fields);
           if (line.action != ReconcileAction::Final)
             spdlog::info("reconcile: run {}: {}{}", line.run, to_string(line.action),
                          line.detail.empty() ? "" : ": " + line.detail);

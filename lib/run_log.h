@@ -4,6 +4,7 @@
 // the code that handles it (not by every layer it passes through).
 #pragma once
 
+#include "journal.h"
 #include "record.h"
 
 #include <spdlog/spdlog.h>
@@ -12,7 +13,11 @@
 
 namespace nerve {
 
-inline void log_run(spdlog::level::level_enum level, const Record& r, std::string_view what) {
+// In the journal (journal.h) the line carries the run's fields, and MESSAGE_ID when given.
+inline void log_run(spdlog::level::level_enum level, const Record& r, std::string_view what,
+                    const char* message_id = nullptr) {
+  RunFields fields{r.run, r.attempt, r.unit, r.invocation_id, message_id};
+  ScopedRunFields scope(fields);
   spdlog::log(level, "run {}: {} [attempt {}, unit {}, invocation {}]", r.run, what, r.attempt,
               r.unit.empty() ? "-" : r.unit, r.invocation_id.empty() ? "-" : r.invocation_id);
 }

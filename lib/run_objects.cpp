@@ -7,17 +7,22 @@
 namespace nerve {
 
 std::string run_object_path(const std::string& run) {
-  return "/org/nerve/Lifecycle1/run/" + bus_path_label(run, false);
+  return "/org/nerve/Lifecycle1/run/" + bus_path_label(run, true);  // as sd_bus_path_encode
 }
 
-class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor> {
+class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor,
+                                                       sdbus::ManagedObject_adaptor> {
  public:
   Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher)
       : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher) {
     registerAdaptor();
     last_ = snapshot();
+    emitInterfacesAddedSignal();
   }
-  ~Object() { unregisterAdaptor(); }
+  ~Object() {
+    emitInterfacesRemovedSignal();  // while the interfaces are still registered: it names them
+    unregisterAdaptor();
+  }
 
   // Emits PropertiesChanged for the properties whose value differs from the last one seen.
   void changed() {

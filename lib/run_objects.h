@@ -1,4 +1,6 @@
-// One bus object per run (interface org.nerve.Lifecycle1.Run), so engines can watch runs.
+// One bus object per run (interface org.nerve.Lifecycle1.Run), so engines can watch runs. The
+// manager object is their org.freedesktop.DBus.ObjectManager: GetManagedObjects lists them, and each
+// object emits InterfacesAdded when it appears and InterfacesRemoved when its run is forgotten.
 //
 // RunObjects observes the run store: every save of a run's record or receipt creates the run's
 // object if needed and emits PropertiesChanged for it; removing a run removes its object. Property
@@ -17,7 +19,8 @@
 
 namespace nerve {
 
-// "/org/nerve/Lifecycle1/run/" + the run id with every character but A-Z a-z 0-9 as _XX (hex).
+// As sd_bus_path_encode("/org/nerve/Lifecycle1/run", run): every character but A-Z a-z 0-9, and a
+// leading digit, as _XX (two lowercase hex digits) (bus_label.h).
 std::string run_object_path(const std::string& run);
 
 class RunObjects {

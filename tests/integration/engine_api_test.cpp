@@ -43,12 +43,14 @@ constexpr milliseconds kGrace = kShortGrace;
 
 using Options = std::map<std::string, sdbus::Variant>;
 
-// The object path of run RUN (docs/dbus-api.md, "Run object paths").
+// The object path of run RUN (docs/dbus-api.md, "Run object paths"), written out independently of
+// nerved's sd_bus_path_encode: every character but A-Z a-z 0-9, and a leading digit, as _XX.
 std::string run_path(const std::string& run) {
   static const char* digits = "0123456789abcdef";
   std::string out = std::string(kManagerPath) + "/run/";
   for (unsigned char c : run) {
-    if (std::isalnum(c)) {
+    bool leading_digit = out.back() == '/' && std::isdigit(c);
+    if (std::isalnum(c) && !leading_digit) {
       out += static_cast<char>(c);
     } else {
       out += '_';
@@ -192,6 +194,65 @@ class AnEngine : public NervedTest {
   std::vector<Exited> exited_;
   std::map<std::string, std::vector<std::string>> states_;
 };
+
+// The manager is the ObjectManager of the run objects (issue 11 item 6): InterfacesAdded when a run
+// appears, GetManagedObjects lists it, InterfacesRemoved when it is forgotten; the path is escaped as
+// sd_bus_path_encode escapes (a leading digit, '.', ':', '-').
+TEST_F(AnEngine, DiscoversRunsThroughTheObjectManagerWithSystemdEscapedPaths) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  using Managed = std::map<sdbus::ObjectPath, std::map<std::string, std::map<std::string, sdbus::Variant>>>;
+  std::vector<std::string> added, removed;
+  auto om = sdbus::createProxy(*bus_, kService, kManagerPath);
+  om->uponSignal("InterfacesAdded")
+      .onInterface("org.freedesktop.DBus.ObjectManager")
+      .call([&](const sdbus::ObjectPath& p, const std::map<std::string, std::map<std::string, sdbus::Variant>>& i) {
+        if (i.count(kRunIface)) added.push_back(p);
+      });
+  om->uponSignal("InterfacesRemoved")
+      .onInterface("org.freedesktop.DBus.ObjectManager")
+      .call([&](const sdbus::ObjectPath& p, const std::vector<std::string>& i) {
+        if (std::find(i.begin(), i.end(), kRunIface) != i.end()) removed.push_back(p);
+      });
+  om->finishRegistration();
+  auto managed = [&] {
+    Managed m;
+    om->callMethod("GetManagedObjects").onInterface("org.freedesktop.DBus.ObjectManager").storeResultsTo(m);
+    return m;
+  };
+  EXPECT_TRUE(managed().empty());
+
+  const std::string run = "7b.x:y-z";
+  const std::string expected = "/org/nerve/Lifecycle1/run/_37b_2ex_3ay_2dz";
+  ASSERT_EQ(run_path(run), expected);
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(devnull, 0);
+  auto [object, pid] = launch(run, {"/bin/sleep", "30"}, devnull);
+  ::close(devnull);
+  track(pid, false);
+  EXPECT_EQ(object, expected);
+  ASSERT_TRUE(pump_until([&] { return !added.empty(); })) << "no InterfacesAdded for the launched run";
+  EXPECT_EQ(added, std::vector<std::string>{expected});
+  Managed m = managed();
+  ASSERT_EQ(m.count(sdbus::ObjectPath(expected)), 1u);
+  EXPECT_EQ(m[sdbus::ObjectPath(expected)][kRunIface]["Id"].get<std::string>(), run);
+  EXPECT_EQ(m[sdbus::ObjectPath(expected)][kRunIface]["State"].get<std::string>(), "running");
+
+  auto [outcome, receipt_text] = reap(run, kGraceUsec);
+  EXPECT_EQ(outcome, "complete");
+  EXPECT_TRUE(removed.empty()) << "a reaped run keeps its object until it is forgotten";
+  manager_->callMethod("Forget").onInterface(kManager).withArguments(run);
+  ASSERT_TRUE(pump_until([&] { return !removed.empty(); })) << "no InterfacesRemoved for the forgotten run";
+  EXPECT_EQ(removed, std::vector<std::string>{expected});
+  EXPECT_TRUE(managed().empty());
+}
+
+TEST_F(AnEngine, ReadsNervesVersionFromTheManager) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  auto version = manager_->getProperty("Version").onInterface(kManager).get<std::string>();
+  Output v = run(command({kNerved, "--version"}));
+  EXPECT_EQ("nerved " + version + "\n", v.out);
+  EXPECT_FALSE(version.empty());
+}
 
 // 5. The whole life of a launched run, seen by an engine.
 TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {

@@ -69,7 +69,8 @@ void NervedTest::start_nerved(Env env) {
   ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
   int log = open_log(nerved_log_);
   SpawnSpec spec;
-  spec.argv = {kNerved, "--runs-dir", runs_, "--ready-fd", "3", "--verbose"};
+  spec.argv = {kNerved, "--ready-fd", "3", "--verbose"};
+  if (runs_dir_flag_) spec.argv.insert(spec.argv.end(), {"--runs-dir", runs_});
   spec.argv.insert(spec.argv.end(), nerved_args_.begin(), nerved_args_.end());
   spec.stdout_fd = log;
   spec.stderr_fd = log;

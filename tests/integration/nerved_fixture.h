@@ -111,6 +111,8 @@ class NervedTest : public ::testing::Test {
   pid_t nerved_pid_ = -1;
   // More options for every start of nerved (a fixture sets them in its constructor, before SetUp).
   std::vector<std::string> nerved_args_;
+  // Whether start_nerved passes --runs-dir runs_ (a test of nerved.conf's runs_dir sets it false).
+  bool runs_dir_flag_ = true;
 
  private:
   struct Tracked {

@@ -1,0 +1,83 @@
+#include "pruner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace nerve {
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  std::string s(text);
+  struct tm tm {};
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 || consumed != 19)
+    return std::nullopt;
+  std::size_t i = 19;
+  long millis = 0, scale = 1000;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+      if (scale > 1) millis += (s[i] - '0') * (scale /= 10);
+  if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::time_t t = ::timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t) + std::chrono::milliseconds(millis);
+}
+
+Pruner::Pruner(Timers& timers, const RunStore& store, Lifecycle& lifecycle, std::chrono::microseconds keep)
+    : timers_(timers), store_(store), lifecycle_(lifecycle), keep_(keep) {}
+
+Pruner::~Pruner() {
+  if (timer_) timers_.cancel_timer(*timer_);
+}
+
+void Pruner::start() {
+  if (keep_.count() <= 0) return;
+  prune_once(std::chrono::system_clock::now());
+  schedule();
+}
+
+void Pruner::schedule() {
+  Clock::duration every = std::clamp<Clock::duration>(keep_, std::chrono::seconds(1), std::chrono::hours(1));
+  timer_ = timers_.add_timer(every, [this] {
+    timer_.reset();
+    prune_once(std::chrono::system_clock::now());
+    schedule();
+  });
+}
+
+std::optional<std::chrono::system_clock::time_point> Pruner::finished_at(const std::string& run) const {
+  auto record = store_.load(run);
+  if (!record || !*record || (*record)->state != RunState::Reaped) return std::nullopt;
+  auto receipt = store_.load_receipt(run);
+  if (receipt && *receipt) return parse_rfc3339((*receipt)->reaped_at);
+  return parse_rfc3339((*record)->updated_at);
+}
+
+std::vector<std::string> Pruner::prune_once(std::chrono::system_clock::time_point now) {
+  std::vector<std::string> forgotten;
+  auto runs = store_.runs();
+  if (!runs) {
+    spdlog::error("pruning finished runs: cannot list the runs: {}", runs.error().message);
+    return forgotten;
+  }
+  for (const auto& run : *runs) {
+    auto finished = finished_at(run);
+    if (!finished || now - *finished < keep_) continue;
+    if (auto gone = lifecycle_.forget(run); !gone) {
+      spdlog::debug("run {}: not pruned now: {}", run, gone.error().message);
+      continue;
+    }
+    forgotten.push_back(run);
+  }
+  if (!forgotten.empty())
+    spdlog::info("pruned {} finished run(s) older than {} s", forgotten.size(),
+                 std::chrono::duration_cast<std::chrono::seconds>(keep_).count());
+  return forgotten;
+}
+
+}  // namespace nerve

@@ -74,7 +74,7 @@ struct Nerved {
         lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
-        object(*bus, lifecycle, launcher, store.path(), boot_id),
+        object(*bus, lifecycle, launcher, systemd, ManagerSettings{store.path(), boot_id, opt.default_slice}),
         run_objects(*bus, store, launcher) {
     store.set_observer([this](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();

@@ -2,6 +2,7 @@
 
 #include "cli_parse.h"
 #include "errors.h"
+#include "run_controls.h"
 #include "nerve_version.h"
 #include "run_store.h"
 
@@ -41,6 +42,12 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
   app.add_option("--retry-first", retry_ms, "first delay before a pending reap is tried again (default 1000)")
       ->type_name("MS")
       ->check(CLI::Range(1, 600'000));
+  app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")
+      ->type_name("NAME")
+      ->check([](const std::string& s) {
+        auto ok = check_slice_name(s);
+        return ok ? std::string() : ok.error().message;
+      });
 }
 
 DaemonCommandLine usage_error(const std::string& message) {

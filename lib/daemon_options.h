@@ -16,6 +16,8 @@ struct DaemonOptions {
   std::chrono::milliseconds systemd_timeout{5000};
   // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).
   std::chrono::milliseconds retry_first{1000};
+  // The slice of a run that names none (run_controls.h).
+  std::string default_slice = "nerve.slice";
 };
 
 struct DaemonCommandLine {

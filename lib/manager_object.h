@@ -7,6 +7,8 @@
 #include "lifecycle.h"
 #include "nerve-adaptor.h"
 #include "process_launcher.h"
+#include "run_controls.h"
+#include "systemd.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -15,11 +17,16 @@ namespace nerve {
 inline constexpr const char* kBusName = "org.nerve.Lifecycle1";
 inline constexpr const char* kObjectPath = "/org/nerve/Lifecycle1";
 
+struct ManagerSettings {
+  std::string runs_dir;  // the RunsDirectory property
+  std::string boot_id;   // the BootID property
+  std::string default_slice = kDefaultSlice;  // the slice of a run that names none
+};
+
 class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor> {
  public:
-  // 'runs_dir' and 'boot_id' are the values of the RunsDirectory and BootID properties.
-  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
-                std::string boot_id);
+  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, Systemd& systemd,
+                ManagerSettings settings);
   using Manager_adaptor::emitRunExited;
   ~ManagerObject();
 
@@ -37,8 +44,10 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   void Forget(const std::string& run) override;
   void GetRun(sdbus::Result<std::string>&& result, std::string run) override;
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
-  std::string RunsDirectory() override { return runs_dir_; }
-  std::string BootID() override { return boot_id_; }
+  void SetSliceProperties(sdbus::Result<>&& result, std::string slice,
+                          std::vector<sdbus::Struct<std::string, std::string>> properties) override;
+  std::string RunsDirectory() override { return settings_.runs_dir; }
+  std::string BootID() override { return settings_.boot_id; }
   bool SealingAvailable() override;
   std::string SealingDetail() override;
 
@@ -59,8 +68,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;
-  std::string runs_dir_;
-  std::string boot_id_;
+  Systemd& systemd_;
+  ManagerSettings settings_;
 };
 
 }  // namespace nerve

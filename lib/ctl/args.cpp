@@ -102,7 +102,8 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
     if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
     if (o == Opt::Json) sub->add_flag(t.name, a.json, t.help);
-    if (o == Opt::Property) sub->add_option(std::string("-p,") + t.name, a.controls.properties, t.help)->type_name(t.value);
+    if (o == Opt::Property)
+      sub->add_option(std::string("-p,") + t.name, a.controls.properties, t.help)->type_name(t.value)->allow_extra_args(false);
     if (o == Opt::Timeout) raw.timeout_opt = sub->add_option(t.name, raw.timeout, t.help)->type_name(t.value);
     if (o == Opt::Slice) sub->add_option(t.name, a.controls.slice, t.help)->type_name(t.value);
   }

@@ -5,9 +5,10 @@
 # tests/check-completion.sh (ctest completion) fails when a verb or an option of `nervectl --help` is
 # missing here.
 
-_nervectl_verbs='launch reap status list reconcile forget events doctor sealing'
+_nervectl_verbs='launch reap status list reconcile forget slice events doctor sealing'
 declare -A _nervectl_options=(
-    [launch]='--wait --grace --keep --sealed --help'
+    [launch]='--wait --grace --keep --sealed --property --timeout --slice --help'
+    [slice]='--property --help'
     [reap]='--grace --json --help'
     [status]='--json --help'
     [list]='--json --no-legend --help'
@@ -18,7 +19,7 @@ declare -A _nervectl_options=(
     [doctor]='--json --help'
 )
 # Options that take a value (nothing to complete for it).
-_nervectl_valued='--grace'
+_nervectl_valued='--grace --property -p --timeout --slice'
 # Verbs that take a run id, and which runs fit: all, or only reaped ones (forget).
 declare -A _nervectl_run_arg=([launch]=all [reap]=all [status]=all [forget]=reaped)
 

@@ -26,6 +26,10 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.grace_usec = req_.grace_usec;
   record_.keep = req_.keep;
   record_.owner = req_.owner;
+  record_.properties = req_.controls.properties;
+  record_.slice = req_.controls.slice;
+  record_.timeout_usec = req_.controls.timeout_usec;
+  record_.parent = req_.parent;
   record_.created_at = record_.updated_at = now_rfc3339();
 }
 
@@ -44,17 +48,36 @@ void ContainOp::begin() {
   intent_saved_ = true;
   log_run(spdlog::level::debug, record_, "intent durable; StartTransientUnit");
   fault_point("after-intent");
-  ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec};
+  ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec,
+                 req_.controls.slice, req_.controls.timeout_usec, req_.controls.unit_properties};
   deps_.systemd.start_scope(spec, [self = shared_from_this()](Result<void> job) { self->on_started(job); });
   fault_point("after-start-request");
 }
 
 void ContainOp::on_started(const Result<void>& job) {
   fault_point("after-start");
+  if (!job && refused_property(job.error()))
+    return fail(error::InvalidProperty, "systemd refused the properties of run " + quote_value(record_.run) + " (" +
+                                            quote_value(join_properties()) + "): " + job.error().message);
   if (!job)
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " +
                                         quote_value(record_.run) + ": " + job.error().message);
   deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> l) { self->on_lookup(l); });
+}
+
+// An error of StartTransientUnit itself (not of its job) about the properties the run asked for.
+bool ContainOp::refused_property(const Error& e) const {
+  const RunControls& c = req_.controls;
+  if (c.properties.empty() && c.slice.empty() && !c.timeout_usec) return false;
+  return e.name == "org.freedesktop.DBus.Error.InvalidArgs" || e.name == "org.freedesktop.DBus.Error.PropertyReadOnly" ||
+         e.name == "org.freedesktop.DBus.Error.UnknownProperty";
+}
+
+std::string ContainOp::join_properties() const {
+  std::string all;
+  for (const auto& p : req_.controls.properties) all += (all.empty() ? "" : " ") + p;
+  if (!req_.controls.slice.empty()) all += (all.empty() ? "Slice=" : " Slice=") + req_.controls.slice;
+  return all;
 }
 
 void ContainOp::on_lookup(const Result<UnitState>& l) {

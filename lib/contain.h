@@ -16,6 +16,7 @@
 #include "record.h"
 #include "result.h"
 #include "run_records.h"
+#include "run_controls.h"
 
 #include <sys/types.h>
 
@@ -23,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nerve {
 
@@ -32,6 +34,9 @@ struct ContainRequest {
   std::uint64_t grace_usec = 0;
   bool keep = false;
   Owner owner;
+  RunControls controls;  // properties, slice, timeout (run_controls.h)
+  std::string parent;    // the run the caller is inside (nested run, set by Lifecycle); "" = none
+  pid_t caller_pid = 0;  // whose cgroup tells the parent run (Launch: the engine); 0 = pid
 };
 
 struct ContainReply {
@@ -53,6 +58,8 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   // The membership and identity checks of step 3: the cgroup's id when all hold, else what is wrong.
   Result<std::uint64_t> check(const UnitState& unit);
   void fail(const char* name, std::string message);
+  bool refused_property(const Error& e) const;
+  std::string join_properties() const;
   Result<void> save(RunState state);
 
   Deps& deps_;

@@ -24,11 +24,20 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 namespace nerve {
 
 namespace {
+
+// "A=1 B=2" as {"A=1", "B=2"}: nerved.conf's default_properties.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
 
 // TERM, INT and HUP become events on the loop (they end nerved cleanly; runs keep running).
 Fd signals_as_fd() {
@@ -76,10 +85,10 @@ struct Nerved {
         lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
-        object(*bus, lifecycle, launcher, store.path(), boot_id),
+        object(*bus, lifecycle, launcher, systemd,
+               ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
         run_objects(*bus, store, launcher),
         pruner(loop, store, lifecycle, opt.keep_finished) {
-    object.set_default_grace(opt.default_grace_usec);
     store.set_observer([this](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();
     launcher.on_exit([this](const std::string& run, int code, int sig) {

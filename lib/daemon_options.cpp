@@ -3,6 +3,7 @@
 #include "cli_parse.h"
 #include "daemon_config.h"
 #include "errors.h"
+#include "run_controls.h"
 #include "nerve_version.h"
 #include "run_store.h"
 #include "unit_properties.h"
@@ -50,6 +51,12 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
   app.add_option("--retry-first", retry_ms, "first delay before a pending reap is tried again (default 1000)")
       ->type_name("MS")
       ->check(CLI::Range(1, 600'000));
+  app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")
+      ->type_name("NAME")
+      ->check([](const std::string& s) {
+        auto ok = check_slice_name(s);
+        return ok ? std::string() : ok.error().message;
+      });
 }
 
 DaemonCommandLine usage_error(const std::string& message) {
@@ -67,7 +74,7 @@ std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
   if (!config) return config.error().message;
   if (config->runs_dir && app.count("--runs-dir") == 0) o.runs_dir = *config->runs_dir;
   if (config->default_grace_usec) o.default_grace_usec = *config->default_grace_usec;
-  if (config->default_slice) o.default_slice = *config->default_slice;
+  if (config->default_slice && app.count("--default-slice") == 0) o.default_slice = *config->default_slice;
   if (config->default_properties) o.default_properties = *config->default_properties;
   if (auto keep = config->keep_finished_usec)  // "infinity" is forever, as 0
     o.keep_finished = std::chrono::microseconds(*keep == kInfinity ? 0 : static_cast<std::int64_t>(*keep));

@@ -20,7 +20,6 @@ struct DaemonOptions {
   std::string config_file;
   // From the configuration file (flags win where there is one).
   std::uint64_t default_grace_usec = kDefaultGraceUsec;  // grace of a reap when the call gives none
-  std::string default_slice;                       // NAME.slice, or "" (the manager's default)
   std::string default_properties;                  // "KEY=VALUE ...", checked by parse_unit_property
   // How long a reaped run's record is kept before it is forgotten automatically; 0: forever.
   std::chrono::microseconds keep_finished = std::chrono::hours(24 * 7);
@@ -28,6 +27,8 @@ struct DaemonOptions {
   std::chrono::milliseconds systemd_timeout{5000};
   // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).
   std::chrono::milliseconds retry_first{1000};
+  // The slice of a run that names none (run_controls.h).
+  std::string default_slice = "nerve.slice";
 };
 
 struct DaemonCommandLine {

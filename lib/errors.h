@@ -22,6 +22,7 @@ inline constexpr const char* RunNotFinished = "org.nerve.Lifecycle1.Error.RunNot
 inline constexpr const char* RunBusy = "org.nerve.Lifecycle1.Error.RunBusy";
 inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed";
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
+inline constexpr const char* InvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
 inline constexpr const char* SealingUnavailable = "org.nerve.Lifecycle1.Error.SealingUnavailable";
 
 }  // namespace nerve::error

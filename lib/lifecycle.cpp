@@ -17,18 +17,40 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       owner_reaps_(deps_.owners, [this](const std::string& run) { reap_in_background(run, "reap after owner exit"); }),
       launches_(deps_, quarantine_, owner_reaps_),
       reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_),
-      queries_(deps_) {}
+      queries_(deps_),
+      nested_(deps_) {}
 
 void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
   std::string run = req.run;
+  auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
+  if (!parent) return done(parent.error());
+  req.parent = *parent;
   queue_.serial<Result<ContainReply>>(
       run, [this, req = std::move(req)](Done<ContainReply> finish) { launches_.contain(req, finish); }, std::move(done));
 }
 
 void Lifecycle::cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
-  queue_.serial<Result<Receipt>>(
-      run, [this, run, signal, grace_usec](Done<Receipt> finish) { reaps_.reap(run, signal, grace_usec, finish); },
-      std::move(done));
+  // Children first (depth first: each child's reap reaps its own children first), then the run; then
+  // any child that was started while the run was being reaped.
+  reap_children(run, [this, run, signal, grace_usec, done = std::move(done)]() mutable {
+    queue_.serial<Result<Receipt>>(
+        run, [this, run, signal, grace_usec](Done<Receipt> finish) { reaps_.reap(run, signal, grace_usec, finish); },
+        [this, run, done = std::move(done)](Result<Receipt> r) { reap_children(run, [r, done] { done(r); }); });
+  });
+}
+
+void Lifecycle::reap_children(const std::string& run, std::function<void()> then) {
+  auto children = nested_.take_children(run);
+  if (children.empty()) return then();
+  auto left = std::make_shared<std::size_t>(children.size());
+  for (const auto& child : children)
+    cancel(child, 0, 0, [run, child, left, then](Result<Receipt> r) {
+      if (!r && r.error().name != error::NoSuchRun)
+        spdlog::error("run {}: reap of its child run {} failed: {}", run, child, r.error().message);
+      else if (r)
+        spdlog::info("run {}: child run {} reaped first: {}", run, child, to_string(r->outcome));
+      if (--*left == 0) then();
+    });
 }
 
 void Lifecycle::reap_in_background(const std::string& run, const std::string& why) {

@@ -10,6 +10,7 @@
 #include "deps.h"
 #include "final_reap.h"
 #include "launches.h"
+#include "nested_runs.h"
 #include "owner_reaps.h"
 #include "quarantine.h"
 #include "reconcile.h"
@@ -65,6 +66,10 @@ class Lifecycle {
   Launches launches_;
   Reconciler reconciler_;
   RunQueries queries_;
+  NestedRuns nested_;
+
+  // Final reaps of the children of 'run' (nested_runs.h), all at once; then 'then'.
+  void reap_children(const std::string& run, std::function<void()> then);
 };
 
 }  // namespace nerve

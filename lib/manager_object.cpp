@@ -7,6 +7,7 @@
 #include "nerve_version.h"
 #include "owners.h"
 #include "run_id.h"
+#include "run_controls.h"
 #include "run_objects.h"
 #include "sealing.h"
 
@@ -41,6 +42,31 @@ void require_sealing(const std::string& run) {
     throw_bus_error(error::SealingUnavailable, "run " + quote_value(run) + " cannot be sealed on this host: " + s.detail);
 }
 
+using PropertyPairs = std::vector<sdbus::Struct<std::string, std::string>>;
+
+// The options of Contain and Launch that set a run's controls (run_controls.h); false for others.
+// A bad property is refused here, before anything is recorded or started.
+bool run_control_option(const std::string& key, const sdbus::Variant& value, RunControls& c) {
+  if (key == "properties") {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (auto& p : option_value<PropertyPairs>(key, value, "an array of (KEY, VALUE) string pairs (a(ss))"))
+      pairs.emplace_back(p.get<0>(), p.get<1>());
+    auto parsed = parse_property_pairs(pairs);
+    if (!parsed) throw_bus_error(parsed.error().name, parsed.error().message);
+    // After nerved's default properties (already in c), so that the run's own win for the same key.
+    c.properties.insert(c.properties.end(), parsed->properties.begin(), parsed->properties.end());
+    c.unit_properties = value_or_throw(parse_unit_properties(c.properties));
+  } else if (key == "timeout_usec") {
+    c.timeout_usec = option_value<uint64_t>(key, value, "an unsigned 64-bit integer (t)");
+  } else if (key == "slice") {
+    c.slice = option_value<std::string>(key, value, "a string");
+    value_or_throw(check_slice_name(c.slice));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void check_caller_uid(uid_t uid) {
   if (uid != ::getuid())
     throw_bus_error(error::AccessDenied,
@@ -49,16 +75,24 @@ void check_caller_uid(uid_t uid) {
 }  // namespace
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher,
-                             std::string runs_dir, std::string boot_id)
+                             Systemd& systemd, ManagerSettings settings)
     : AdaptorInterfaces(bus, kObjectPath),
       lifecycle_(lifecycle),
       launcher_(launcher),
-      runs_dir_(std::move(runs_dir)),
-      boot_id_(std::move(boot_id)) {
+      systemd_(systemd),
+      settings_(std::move(settings)) {
   registerAdaptor();
 }
 
 ManagerObject::~ManagerObject() { unregisterAdaptor(); }
+
+RunControls ManagerObject::default_controls() const {
+  RunControls c;
+  c.slice = settings_.default_slice;
+  c.properties = settings_.default_properties;
+  c.unit_properties = value_or_throw(parse_unit_properties(c.properties));  // checked when nerved started
+  return c;
+}
 
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
                             std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) {
@@ -81,9 +115,12 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   ContainRequest req;
   req.run = run;
   req.pid = pid;
-  req.grace_usec = grace_usec ? grace_usec : default_grace_usec_;
+  req.grace_usec = grace_usec ? grace_usec : settings_.default_grace_usec;
+  req.controls = default_controls();
   for (const auto& [key, value] : options) {
-    if (key == "keep")
+    if (run_control_option(key, value, req.controls))
+      continue;
+    else if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
     else if (key == "sealed" && option_value<bool>(key, value, "a boolean"))
       require_sealing(run);  // the caller seals itself; nerved only checks
@@ -178,17 +215,19 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
                     "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " + std::to_string(stdio.size()));
   LaunchRequest req;
   req.run = run;
-  req.grace_usec = default_grace_usec_;
+  req.grace_usec = settings_.default_grace_usec;
   req.spawn.argv = std::move(argv);
   req.spawn.env = std::move(env);
   req.spawn.cwd = std::move(cwd);
   for (int i = 0; i < 3; ++i) req.spawn.stdio[i] = stdio[static_cast<std::size_t>(i)].get();
+  req.controls = default_controls();
   set_launch_options(req, options);
-  if (req.grace_usec == 0) req.grace_usec = default_grace_usec_;
+  if (req.grace_usec == 0) req.grace_usec = settings_.default_grace_usec;
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
     throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
   if (req.spawn.sealed) require_sealing(run);
+  req.caller_pid = msg->getCredsPid();
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
   req.owner.kind = OwnerKind::Bus;
   req.owner.name = msg->getSender();
@@ -198,7 +237,9 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
 void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::string, sdbus::Variant>& options) {
   for (const auto& [key, value] : options) {
     try {
-      if (key == "grace_usec") {
+      if (run_control_option(key, value, req.controls)) {
+        continue;
+      } else if (key == "grace_usec") {
         req.grace_usec = value.get<uint64_t>();
         check_grace(req.grace_usec);  // 0: the default, set by launch_request
       } else if (key == "reap_on_exit") {
@@ -247,6 +288,22 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> M
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
   for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
   return out;
+}
+
+void ManagerObject::SetSliceProperties(sdbus::Result<>&& result, std::string slice,
+                                       std::vector<sdbus::Struct<std::string, std::string>> properties) {
+  value_or_throw(check_slice_name(slice));
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto& p : properties) pairs.emplace_back(p.get<0>(), p.get<1>());
+  auto parsed = parse_property_pairs(pairs);
+  if (!parsed) throw_bus_error(parsed.error().name, parsed.error().message);
+  if (parsed->unit_properties.empty()) throw_bus_error(error::InvalidArgument, "no properties to set on " + quote_value(slice));
+  AsyncReply reply(std::move(result));
+  systemd_.set_unit_properties(slice, parsed->unit_properties, [reply, slice](Result<void> set) {
+    if (set) return reply();
+    reply.error(Error{error::InvalidProperty, "systemd refused the properties of slice " + quote_value(slice) + ": " +
+                                                  set.error().message});
+  });
 }
 
 bool ManagerObject::SealingAvailable() { return sealing_status().available; }

@@ -7,6 +7,8 @@
 #include "lifecycle.h"
 #include "nerve-adaptor.h"
 #include "process_launcher.h"
+#include "run_controls.h"
+#include "systemd.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -15,16 +17,21 @@ namespace nerve {
 inline constexpr const char* kBusName = "org.nerve.Lifecycle1";
 inline constexpr const char* kObjectPath = "/org/nerve/Lifecycle1";
 
+struct ManagerSettings {
+  std::string runs_dir;  // the RunsDirectory property
+  std::string boot_id;   // the BootID property
+  std::string default_slice = kDefaultSlice;  // the slice of a run that names none
+  std::uint64_t default_grace_usec = kDefaultGraceUsec;  // the grace of a launch that gives none (nerved.conf)
+  std::vector<std::string> default_properties;  // "KEY=VALUE" every run starts with; its own win (nerved.conf)
+};
+
 // Also the org.freedesktop.DBus.ObjectManager of the run objects below it (run_objects.h).
 class ManagerObject
     : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor, sdbus::ObjectManager_adaptor> {
  public:
-  // 'runs_dir' and 'boot_id' are the values of the RunsDirectory and BootID properties.
-  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
-                std::string boot_id);
+  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, Systemd& systemd,
+                ManagerSettings settings);
   using Manager_adaptor::emitRunExited;
-  // The grace of a launch that gives none (nerved.conf default_grace; kDefaultGraceUsec otherwise).
-  void set_default_grace(std::uint64_t usec) { default_grace_usec_ = usec; }
   ~ManagerObject();
 
  private:
@@ -41,8 +48,10 @@ class ManagerObject
   void Forget(const std::string& run) override;
   void GetRun(sdbus::Result<std::string>&& result, std::string run) override;
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
-  std::string RunsDirectory() override { return runs_dir_; }
-  std::string BootID() override { return boot_id_; }
+  void SetSliceProperties(sdbus::Result<>&& result, std::string slice,
+                          std::vector<sdbus::Struct<std::string, std::string>> properties) override;
+  std::string RunsDirectory() override { return settings_.runs_dir; }
+  std::string BootID() override { return settings_.boot_id; }
   std::string Version() override;
   bool SealingAvailable() override;
   std::string SealingDetail() override;
@@ -60,15 +69,16 @@ class ManagerObject
                                const std::map<std::string, sdbus::Variant>& options);
   // Launch's options: grace_usec, reap_on_exit, keep, sealed.
   static void set_launch_options(LaunchRequest& req, const std::map<std::string, sdbus::Variant>& options);
+  // The slice and default properties of a run before its own options.
+  RunControls default_controls() const;
   // Reap and Cancel.
   void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
                   uint64_t grace_usec);
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;
-  std::string runs_dir_;
-  std::string boot_id_;
-  std::uint64_t default_grace_usec_ = kDefaultGraceUsec;
+  Systemd& systemd_;
+  ManagerSettings settings_;
 };
 
 }  // namespace nerve

@@ -53,6 +53,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   creq.grace_usec = c->req.grace_usec;
   creq.keep = c->req.keep;
   creq.owner = c->req.owner;
+  creq.controls = c->req.controls;
+  creq.caller_pid = c->req.caller_pid;
   lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
 }
 
@@ -65,7 +67,9 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
     return c->reply(reply.error());  // unless it died first and on_child_exit already answered
   }
   c->phase = Phase::Contained;
-  if (!release(c->held)) return;  // it died meanwhile; on_child_exit answers
+  std::vector<std::string> run_env = {"NERVE_RUN=" + c->req.run, "NERVE_RUN_ATTEMPT=" + std::to_string(reply->attempt),
+                                      "INVOCATION_ID=" + reply->invocation_id};
+  if (!release(c->held, run_env)) return;  // it died meanwhile; on_child_exit answers
   c->phase = Phase::Released;
   loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
 }

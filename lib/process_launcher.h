@@ -32,6 +32,8 @@ struct LaunchRequest {
   bool reap_on_exit = true;
   bool keep = false;
   Owner owner;
+  RunControls controls;  // properties, slice, timeout (run_controls.h)
+  pid_t caller_pid = 0;  // the bus caller's pid: a caller inside a run starts a child of that run
 };
 
 class ProcessLauncher {

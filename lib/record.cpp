@@ -73,6 +73,10 @@ std::string to_json_text(const Record& r) {
             {"grace_usec", r.grace_usec},
             {"keep", r.keep},
             {"owner", {{"kind", to_string(r.owner.kind)}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
+            {"properties", r.properties},
+            {"slice", r.slice},
+            {"timeout_usec", r.timeout_usec},
+            {"parent", r.parent},
             {"created_at", r.created_at},
             {"updated_at", r.updated_at}};
   return j.dump(2) + "\n";
@@ -120,6 +124,14 @@ T field(const json& j, const char* name, const char* what) {
     throw RecordCorrupt(std::string(what) + " lacks a valid '" + name + "'");
   }
 }
+// Fields added after version 1 was first written: absent in older records, which still read.
+void read_run_controls(const json& j, Record& r) {
+  const char* what = "lifecycle.json";
+  if (j.contains("properties")) r.properties = field<std::vector<std::string>>(j, "properties", what);
+  if (j.contains("slice")) r.slice = field<std::string>(j, "slice", what);
+  if (j.contains("timeout_usec")) r.timeout_usec = field<std::uint64_t>(j, "timeout_usec", what);
+  if (j.contains("parent")) r.parent = field<std::string>(j, "parent", what);
+}
 }  // namespace
 
 Record parse_record(const std::string& text) {
@@ -147,6 +159,7 @@ Record parse_record(const std::string& text) {
   r.owner.pid = owner.value("pid", 0);
   r.owner.start_time = owner.value("start_time", std::uint64_t{0});
   r.owner.name = owner.value("name", "");
+  read_run_controls(j, r);
   r.created_at = j.value("created_at", "");
   r.updated_at = j.value("updated_at", "");
   return r;

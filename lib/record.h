@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace nerve {
 
@@ -50,6 +51,10 @@ struct Record {
   std::uint64_t grace_usec = 0;
   bool keep = false;
   Owner owner;
+  std::vector<std::string> properties;  // the unit properties as given, "KEY=VALUE" (unit_properties.h)
+  std::string slice;                    // the slice the scope was put into; "" in records before it was kept
+  std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope; 0 = none
+  std::string parent;                   // the run this run was started inside (nested run); "" = none
   std::string created_at;  // RFC 3339, UTC
   std::string updated_at;
 };

@@ -17,9 +17,39 @@ namespace nerve {
 
 namespace {
 
+// The names of the run's own variables (issue 10 item 7), given to the child with its release.
+constexpr const char* kRunEnvNames[] = {"NERVE_RUN=", "NERVE_RUN_ATTEMPT=", "INVOCATION_ID="};
+constexpr std::size_t kRunEnvCount = std::size(kRunEnvNames);
+
+bool is_run_env(const std::string& entry) {
+  for (const char* name : kRunEnvNames)
+    if (entry.rfind(name, 0) == 0) return true;
+  return false;
+}
+
+// Child side: the "KEY=VALUE\0..." entries that follow the exec word, read to EOF into 'buf' and put
+// into the free slots at envp[used..]. Async-signal-safe.
+void take_run_env(int go, char* buf, std::size_t size, char** envp, std::size_t used) {
+  std::size_t n = 0;
+  for (;;) {
+    ssize_t r = ::read(go, buf + n, size - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += static_cast<std::size_t>(r);
+    if (n >= size - 1) break;
+  }
+  buf[n] = '\0';
+  std::size_t slot = used;
+  for (std::size_t i = 0; i < n && slot < used + kRunEnvCount; ++slot) {
+    envp[slot] = buf + i;
+    while (i < n && buf[i] != '\0') ++i;
+    ++i;
+  }
+}
+
 // The held child, between fork and exec: async-signal-safe, like everything it calls.
-[[noreturn]] void child(const SpawnSpec& spec, const char* path, char* const* argv, char* const* envp, int go,
-                        int report) {
+[[noreturn]] void child(const SpawnSpec& spec, const char* path, char* const* argv, char** envp, std::size_t env_used,
+                        int go, int report) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -35,6 +65,8 @@ namespace {
     if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(kHeldChildCancelled);
   if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) < 0) exit_step_failed(report, errno, "chdir");
   if (!await_word(go, kWordExec)) _exit(kHeldChildCancelled);
+  char run_env[512];
+  take_run_env(go, run_env, sizeof run_env, envp, env_used);
   const char* step = nullptr;
   if (spec.sealed)
     if (int err = seal_self(&step)) exit_step_failed(report, err, step);
@@ -69,11 +101,13 @@ HeldChild spawn_held(const SpawnSpec& spec) {
   std::vector<char*> argv, envp;
   for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));
   argv.push_back(nullptr);
-  for (auto& s : spec.env) envp.push_back(const_cast<char*>(s.c_str()));
-  envp.push_back(nullptr);
+  for (auto& s : spec.env)
+    if (!is_run_env(s)) envp.push_back(const_cast<char*>(s.c_str()));
+  std::size_t env_used = envp.size();
+  envp.resize(env_used + kRunEnvCount + 1, nullptr);  // slots for the run's variables, then the end
   HeldChild h;
   HeldPipes pipes;
-  pid_t pid = fork_held(pipes, [&](int go, int report) { child(spec, path->c_str(), argv.data(), envp.data(), go, report); });
+  pid_t pid = fork_held(pipes, [&](int go, int report) { child(spec, path->c_str(), argv.data(), envp.data(), env_used, go, report); });
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "pipe2 or fork");
   h.pid = pid;
   h.go = std::move(pipes.go);
@@ -88,8 +122,11 @@ HeldChild spawn_held(const SpawnSpec& spec) {
   return h;
 }
 
-bool release(HeldChild& child) {
+bool release(HeldChild& child, const std::vector<std::string>& run_env) {
   bool ok = send_word(child.go, kWordExec);
+  std::string payload;
+  for (const auto& e : run_env) payload += e + '\0';
+  if (ok && !payload.empty()) (void)!::write(child.go.get(), payload.data(), payload.size());
   child.go.reset();
   return ok;
 }

@@ -40,7 +40,9 @@ std::optional<std::string> resolve_command(const std::string& argv0, const std::
 // Throws std::system_error when the child cannot be made (ENOENT when the command is not found).
 HeldChild spawn_held(const SpawnSpec& spec);
 
-// Lets the child exec. false if it is already gone.
-bool release(HeldChild& child);
+// Lets the child exec, with RUN_ENV (NERVE_RUN=, NERVE_RUN_ATTEMPT=, INVOCATION_ID=; at most three,
+// 500 bytes) added to its environment: they replace any of the same names in SpawnSpec::env.
+// false if it is already gone.
+bool release(HeldChild& child, const std::vector<std::string>& run_env = {});
 
 }  // namespace nerve

@@ -35,11 +35,22 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// systemd before 255 has no PIDFDs property for scopes.
-bool pidfds_refused(const sdbus::Error& e) {
-  return e.getName() == "org.freedesktop.DBus.Error.UnknownProperty" ||
-         e.getName() == "org.freedesktop.DBus.Error.PropertyReadOnly" ||
-         e.getMessage().find("PIDFDs") != std::string::npos;
+// systemd before 255 has no PIDFDs property for scopes. With the run's own properties in the same
+// call, only an error that names PIDFDs is about it.
+bool pidfds_refused(const sdbus::Error& e, const ScopeSpec& spec) {
+  if (e.getMessage().find("PIDFDs") != std::string::npos) return true;
+  return spec.properties.empty() && (e.getName() == "org.freedesktop.DBus.Error.UnknownProperty" ||
+                                     e.getName() == "org.freedesktop.DBus.Error.PropertyReadOnly");
+}
+
+sdbus::Variant to_variant(const PropertyValue& value) {
+  return std::visit([](const auto& v) { return sdbus::Variant(v); }, value);
+}
+
+std::vector<Property> to_properties(const std::vector<UnitProperty>& properties) {
+  std::vector<Property> props;
+  for (const auto& p : properties) props.emplace_back(p.name, to_variant(p.value));
+  return props;
 }
 
 std::vector<Property> scope_properties(const ScopeSpec& spec, int pidfd) {
@@ -55,6 +66,9 @@ std::vector<Property> scope_properties(const ScopeSpec& spec, int pidfd) {
   props.emplace_back(std::string("KillMode"), sdbus::Variant(std::string("control-group")));
   props.emplace_back(std::string("TimeoutStopUSec"), sdbus::Variant(spec.stop_timeout_usec));
   props.emplace_back(std::string("CollectMode"), sdbus::Variant(std::string("inactive-or-failed")));
+  if (!spec.slice.empty()) props.emplace_back(std::string("Slice"), sdbus::Variant(spec.slice));
+  if (spec.runtime_max_usec) props.emplace_back(std::string("RuntimeMaxUSec"), sdbus::Variant(spec.runtime_max_usec));
+  for (auto& p : to_properties(spec.properties)) props.push_back(std::move(p));
   return props;
 }
 
@@ -174,7 +188,7 @@ struct SdbusSystemd::Impl {
     bool sent_pidfd = pidfd >= 0;
     auto retry = [this, spec, sent_pidfd, done](const sdbus::Error& e) {
       // systemd before 255 has no PIDFDs: fall back to PIDs, as systemd-run does.
-      if (!sent_pidfd || !pidfds_refused(e)) return false;
+      if (!sent_pidfd || !pidfds_refused(e, spec)) return false;
       pidfds_unsupported = true;
       start(spec, false, done);
       return true;
@@ -288,6 +302,18 @@ void SdbusSystemd::kill_unit(const std::string& unit, int signo, Done<void> done
   impl_->manager->callMethodAsync("KillUnit")
       .onInterface(kManager)
       .withArguments(unit, std::string("all"), int32_t{signo})
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
+        if (err) return done(from(*err));
+        done({});
+      });
+}
+
+void SdbusSystemd::set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
+                                       Done<void> done) {
+  impl_->manager->callMethodAsync("SetUnitProperties")
+      .onInterface(kManager)
+      .withArguments(unit, false, to_properties(properties))
       .withTimeout(impl_->options.call_timeout)
       .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
         if (err) return done(from(*err));

@@ -10,6 +10,7 @@
 
 #include "defaults.h"
 #include "result.h"
+#include "unit_properties.h"
 
 #include <sys/types.h>
 
@@ -39,6 +40,9 @@ struct ScopeSpec {
   std::string description;
   pid_t pid = 0;
   std::uint64_t stop_timeout_usec = 0;
+  std::string slice;                      // "" = systemd's default for a transient scope
+  std::uint64_t runtime_max_usec = 0;     // RuntimeMaxUSec; 0 = none
+  std::vector<UnitProperty> properties;   // the run's properties (unit_properties.h), after the above
 };
 
 namespace systemd_error {
@@ -63,11 +67,15 @@ class Systemd {
   // The names of loaded units matching a glob (ListUnitsByPatterns).
   virtual void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) = 0;
   // StartTransientUnit(unit, "fail", {Description, PIDs (or PIDFDs), KillMode=control-group,
-  // TimeoutStopUSec, CollectMode=inactive-or-failed}); 'done' runs when its job is removed.
+  // TimeoutStopUSec, CollectMode=inactive-or-failed, Slice, RuntimeMaxUSec, the run's properties});
+  // 'done' runs when its job is removed.
   virtual void start_scope(const ScopeSpec& spec, Done<void> done) = 0;
   virtual void stop_unit(const std::string& unit, Done<void> done) = 0;
   // KillUnit(unit, "all", signo).
   virtual void kill_unit(const std::string& unit, int signo, Done<void> done) = 0;
+  // SetUnitProperties(unit, runtime = false, properties): persistent (e.g. the limits of a slice).
+  virtual void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
+                                   Done<void> done) = 0;
 };
 
 struct SystemdOptions {
@@ -89,6 +97,8 @@ class SdbusSystemd : public Systemd {
   void start_scope(const ScopeSpec& spec, Done<void> done) override;
   void stop_unit(const std::string& unit, Done<void> done) override;
   void kill_unit(const std::string& unit, int signo, Done<void> done) override;
+  void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
+                           Done<void> done) override;
 
  private:
   struct Impl;

@@ -8,6 +8,7 @@
 // supported_property_keys(); docs/dbus-api.md lists them with their syntax.
 #pragma once
 
+#include "errors.h"
 #include "result.h"
 
 #include <cstdint>
@@ -27,9 +28,8 @@ struct UnitProperty {
   bool operator==(const UnitProperty&) const = default;
 };
 
-// The error of a bad property. It joins errors.h (and the bus docs) with the bus option that takes
-// properties.
-inline constexpr const char* kInvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
+// The error of a bad property (errors.h).
+inline constexpr const char* kInvalidProperty = error::InvalidProperty;
 
 inline constexpr std::uint64_t kInfinity = UINT64_MAX;  // CGROUP_LIMIT_MAX and USEC_INFINITY
 

@@ -5,6 +5,7 @@
 #include "cli_parse.h"
 #include "conventions.h"
 #include "run_id.h"
+#include "unit_properties.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -37,6 +38,12 @@ const OptionText kOptions[] = {
     {Opt::Sealed, "--sealed", nullptr,
      "start CMD in a cgroup namespace rooted at its scope, which it cannot leave by itself; refused where "
      "the host cannot seal (see the verb sealing)"},
+    {Opt::Property, "--property", "KEY=VALUE",
+     "a unit property of the scope (-p; repeatable), as systemd-run -p: MemoryMax, MemoryHigh, MemorySwapMax, "
+     "CPUQuota, CPUWeight, TasksMax, IOWeight, AllowedCPUs, RuntimeMaxSec"},
+    {Opt::Timeout, "--timeout", "DURATION",
+     "end the whole run after DURATION (RuntimeMaxSec of the scope), e.g. 90, 500ms, 10min"},
+    {Opt::Slice, "--slice", "NAME", "put the scope into slice NAME (default: nerved's, nerve.slice)"},
     {Opt::Json, "--json", "[=MODE]",
      "print the answer as JSON: MODE short (one line; plain --json), pretty (indented) or off (as without "
      "--json)"},
@@ -65,6 +72,7 @@ const char* operands_text(Operands o) {
     case Operands::None: return "";
     case Operands::Run: return " RUN";
     case Operands::RunAndCommand: return " RUN -- CMD [ARG...]";
+    case Operands::SliceSet: return " set [SLICE]";
   }
   return "";
 }
@@ -94,6 +102,8 @@ std::string checked_run(const std::string& run) {
 // What CLI11 fills in for one verb; checked into VerbArgs by finish().
 struct Raw {
   std::string grace;
+  std::string timeout;
+  CLI::Option* timeout_opt = nullptr;
   std::string run;
   std::string json;
   CLI::Option* grace_opt = nullptr;
@@ -112,12 +122,40 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
     if (o == Opt::Json) raw.json_opt = sub->add_flag("--json{short}", raw.json, t.help);  // --json=MODE too
     if (o == Opt::NoLegend) sub->add_flag(t.name, a.no_legend, t.help);
+    if (o == Opt::Property)
+      sub->add_option(std::string("-p,") + t.name, a.controls.properties, t.help)->type_name(t.value)->allow_extra_args(false);
+    if (o == Opt::Timeout) raw.timeout_opt = sub->add_option(t.name, raw.timeout, t.help)->type_name(t.value);
+    if (o == Opt::Slice) sub->add_option(t.name, a.controls.slice, t.help)->type_name(t.value);
   }
-  if (verb.operands != Operands::None) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
+  if (verb.operands != Operands::None && verb.operands != Operands::SliceSet) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
+}
+
+// slice set [SLICE]: the words after the options.
+void finish_slice_set(const std::vector<std::string>& words, VerbArgs& a) {
+  for (const auto& w : words)
+    if (w.rfind("-", 0) == 0) throw UsageError{"unknown option '" + w + "'"};
+  if (words.empty() || words[0] != "set") throw UsageError{"expected 'set' after 'slice'"};
+  if (words.size() > 2) throw UsageError{"too many arguments"};
+  if (words.size() == 2) a.slice_operand = words[1];
+  if (a.controls.properties.empty()) throw UsageError{"expected at least one -p KEY=VALUE"};
+}
+
+// The run controls: KEY=VALUE properties and the timeout's syntax (nerved checks the rest).
+void finish_controls(VerbArgs& a, const Raw& raw) {
+  for (const auto& p : a.controls.properties)
+    if (p.find('=') == std::string::npos || p.front() == '=')
+      throw UsageError{"property " + quote_value(p) + " is not KEY=VALUE"};
+  if (!raw.timeout_opt || raw.timeout_opt->count() == 0) return;
+  auto usec = parse_duration_usec(raw.timeout);
+  if (!usec || *usec == 0 || *usec == kInfinity)
+    throw UsageError{"--timeout takes a duration such as 90, 500ms or 10min, not " + quote_value(raw.timeout)};
+  a.controls.timeout_usec = *usec;
 }
 
 // The checks CLI11 does not make: extra words, the run id, the grace, the command.
 void finish(const Verb& verb, CLI::App& sub, VerbArgs& a, Raw& raw, bool separator) {
+  finish_controls(a, raw);
+  if (verb.operands == Operands::SliceSet) return finish_slice_set(sub.remaining(), a);
   bool has_run = raw.run_opt && raw.run_opt->count() > 0;
   for (const auto& extra : sub.remaining()) {
     if (extra == "--") continue;  // CLI11 passes on the end-of-options mark with the extras

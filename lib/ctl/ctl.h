@@ -48,13 +48,21 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Sealed, Json, NoLegend };
+enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Json, NoLegend };
 
 // --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
 enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
 
-// What a verb takes after its options: nothing, a run id, or a run id, "--" and a command.
-enum class Operands { None, Run, RunAndCommand };
+// What a verb takes after its options: nothing, a run id, a run id, "--" and a command, or (slice)
+// the word "set" and an optional slice name.
+enum class Operands { None, Run, RunAndCommand, SliceSet };
+
+// A run's controls as given on the command line (-p, --timeout, --slice); nerved checks them.
+struct RunControlArgs {
+  std::vector<std::string> properties;  // KEY=VALUE
+  std::uint64_t timeout_usec = 0;       // 0: none
+  std::string slice;                    // "": nerved's default
+};
 
 // A verb's arguments, checked: the run id is valid, the grace within its bounds.
 struct VerbArgs {
@@ -65,6 +73,8 @@ struct VerbArgs {
   bool sealed = false;
   JsonMode json = kJsonOff;
   bool no_legend = false;  // list: no header, no "N runs listed." line
+  RunControlArgs controls;
+  std::string slice_operand;  // slice set: the slice ("" = nerve.slice)
   std::vector<std::string> cmd;
 };
 

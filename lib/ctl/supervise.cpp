@@ -68,7 +68,10 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
     options["owner_bus_name"] = sdbus::Variant(owner_name);
     if (req.keep) options["keep"] = sdbus::Variant(true);
     if (req.sealed) options["sealed"] = sdbus::Variant(true);
-    cgroup = std::get<2>(client.Contain(req.run, req.grace_usec, options));
+    add_control_options(options, req.controls);
+    auto [unit, invocation, scope_cgroup, attempt] = client.Contain(req.run, req.grace_usec, options);
+    cgroup = scope_cgroup;
+    set_run_environment(req.run, attempt, invocation);
   } catch (const sdbus::Error& e) {
     return e.getMessage() + " [" + e.getName() + "]";
   }

@@ -34,6 +34,7 @@ struct SuperviseRequest {
   bool keep = false;
   std::vector<std::string> cmd;
   bool sealed = false;  // the child seals itself after Contain, before exec (sealing.h)
+  RunControlArgs controls;
 };
 
 int supervise(Context& ctx, const SuperviseRequest& req);

@@ -51,10 +51,11 @@ int launch(Context& ctx, const VerbArgs& a) {
   const std::string& run = a.run;
   const std::vector<std::string>& cmd = a.cmd;
   std::uint64_t grace = a.grace_usec;
-  if (a.wait) return supervise(ctx, SuperviseRequest{run, grace, a.keep, cmd, a.sealed});
+  if (a.wait) return supervise(ctx, SuperviseRequest{run, grace, a.keep, cmd, a.sealed, a.controls});
   std::map<std::string, sdbus::Variant> options;
   if (a.keep) options["keep"] = sdbus::Variant(true);
   if (a.sealed) options["sealed"] = sdbus::Variant(true);  // nerved refuses it where the host cannot seal
+  add_control_options(options, a.controls);
 
   ctx.allow_for_reap(grace);  // a relaunch first reaps the earlier attempt, with this grace
   auto [unit, invocation, cgroup, attempt] = ctx.client().Contain(run, grace, options);
@@ -69,6 +70,7 @@ int launch(Context& ctx, const VerbArgs& a) {
     return kExitNotLaunched;
   }
   ctx.disconnect();  // CMD inherits no bus connection
+  set_run_environment(run, attempt, invocation);
   if (std::string why = a.sealed ? seal_this_process() : ""; !why.empty()) {
     std::fprintf(stderr, "nervectl launch: run '%s' cannot be sealed: %s; the command was not started.\n",
                  run.c_str(), why.c_str());
@@ -79,6 +81,15 @@ int launch(Context& ctx, const VerbArgs& a) {
   std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s (run '%s' is contained in %s; reap it)\n",
                cmd[0].c_str(), std::strerror(err), run.c_str(), unit.c_str());
   return exec_failure_exit_code(err);
+}
+
+int slice(Context& ctx, const VerbArgs& a) {
+  std::string name = a.slice_operand.empty() ? "nerve.slice" : a.slice_operand;
+  ctx.client().SetSliceProperties(name, property_pairs(a.controls.properties));
+  std::printf("slice %s: set", name.c_str());
+  for (const auto& p : a.controls.properties) std::printf(" %s", p.c_str());
+  std::printf("\n");
+  return 0;
 }
 
 int reap(Context& ctx, const VerbArgs& a) {
@@ -263,7 +274,8 @@ int sealing(Context& ctx, const VerbArgs& a) {
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
       {"launch", "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
-       {Opt::Wait, Opt::Grace, Opt::Keep, Opt::Sealed}, Operands::RunAndCommand, launch},
+       {Opt::Wait, Opt::Grace, Opt::Keep, Opt::Sealed, Opt::Property, Opt::Timeout, Opt::Slice},
+       Operands::RunAndCommand, launch},
       {"reap", "stop RUN's scope, confirm it is empty, print the receipt", {Opt::Grace, Opt::Json}, Operands::Run,
        reap},
       {"status", "show RUN's record and its live state; exit 0 if it is running, 3 if not, 4 if unknown",
@@ -273,6 +285,8 @@ const std::vector<Verb>& verbs() {
       {"reconcile", "look at every unfinished run now, as nerved does at startup", {Opt::Json}, Operands::None,
        reconcile},
       {"forget", "remove a reaped run's files so its id can be used again", {}, Operands::Run, forget},
+      {"slice", "set properties of a slice (default nerve.slice) persistently, e.g. one MemoryMax for all runs in it",
+       {Opt::Property}, Operands::SliceSet, slice},
       {"sealing", "say whether runs can be sealed on this host (launch --sealed; docs/sealing.md); exit 1 if not",
        {Opt::Json}, Operands::None, sealing},
       {"events", "follow nerved's signals live, one line per event (JSON lines with --json) until interrupted",

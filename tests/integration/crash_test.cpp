@@ -46,7 +46,7 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
   EXPECT_NE(second.unit, first.unit);
   EXPECT_EQ(to_string(second.state), "running");
   // The dead attempt's scope held only nervectl, which exited: nothing of it may be left.
-  EXPECT_TRUE(wait_folder_gone(cgroup_folder("/app.slice/" + first.unit), 2000ms)) << first.unit;
+  EXPECT_TRUE(wait_folder_gone(cgroup_folder("/" + first.slice + "/" + first.unit), 2000ms)) << first.unit;
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;

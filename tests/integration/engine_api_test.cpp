@@ -302,6 +302,40 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
   EXPECT_EQ(rec.owner.name, bus_->getUniqueName()) << "the engine's connection owns the run";
 }
 
+// Issue 10 items 1 and 7: the command of a Launch sees its run in its environment (given to the held
+// child after containment), and the run controls of the options reach the scope.
+TEST_F(AnEngine, GivesTheCommandItsRunInItsEnvironmentAndItsPropertiesToTheScope) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  Options options = launch_options();
+  options["properties"] = sdbus::Variant(std::vector<sdbus::Struct<std::string, std::string>>{{"TasksMax", "40"}});
+  options["timeout_usec"] = sdbus::Variant(std::uint64_t{600'000'000});
+  options["reap_on_exit"] = sdbus::Variant(false);
+  try {
+    launch("r1", {"sh", "-c", "env; exec sleep 30"}, p[1], options);
+  } catch (const sdbus::Error& e) {
+    ::close(p[0]);
+    ::close(p[1]);
+    FAIL() << "Launch failed: " << e.getName() << ": " << e.getMessage();
+  }
+  ::close(p[1]);
+  std::string out;
+  read_until(p[0], "INVOCATION_ID=", kEventTimeout, &out);
+  read_until(p[0], "\n", 2000ms, &out);
+  ::close(p[0]);
+  Record rec = record("r1");
+  EXPECT_THAT(out, HasSubstr("NERVE_RUN=r1\n"));
+  EXPECT_THAT(out, HasSubstr("NERVE_RUN_ATTEMPT=1\n"));
+  EXPECT_THAT(out, HasSubstr("INVOCATION_ID=" + rec.invocation_id + "\n"));
+  EXPECT_EQ(unit_property(rec.unit, "TasksMax"), "40");
+  EXPECT_EQ(unit_property(rec.unit, "RuntimeMaxUSec"), "10min");
+  EXPECT_EQ(rec.properties, std::vector<std::string>{"TasksMax=40"});
+  track_run_processes("r1");
+  auto [outcome, text] = reap("r1", kShortGraceUsec);
+  EXPECT_EQ(outcome, "complete") << text;
+}
+
 // RunExited for a command killed by a signal: exit_code -1 and the signal; ExitStatus 128 + n.
 TEST_F(AnEngine, IsToldWhichSignalKilledTheCommand) {
   ASSERT_NO_FATAL_FAILURE(connect());

@@ -85,11 +85,12 @@ class NervedTest : public ::testing::Test {
   // Bounded waits (5 s each) until no nerve-* unit is live and no nerve-* cgroup folder is left; a
   // failure naming what is left, WHEN ("after every race").
   void expect_no_run_left(const std::string& when);
-  // The nerve-* cgroup folders under app.slice (scopes of runs), by name.
+  // The nerve-* cgroup folders under nerve.slice (runs' default slice) and app.slice, by name.
   std::vector<std::string> nerve_cgroup_folders() const {
     std::vector<std::string> out;
-    for (const auto& n : list_folder(cgroup_root_ + "/app.slice"))
-      if (n.rfind("nerve-", 0) == 0) out.push_back(n);
+    for (const char* slice : {"/nerve.slice", "/app.slice"})
+      for (const auto& n : list_folder(cgroup_root_ + slice))
+        if (n.rfind("nerve-", 0) == 0) out.push_back(n);
     return out;
   }
 

@@ -27,6 +27,7 @@ class MockSystemd : public Systemd {
   MOCK_METHOD(Result<UnitState>, lookup, (const std::string& unit));
   MOCK_METHOD(Result<std::vector<std::string>>, list_scopes, (const std::string& pattern));
   MOCK_METHOD(Result<void>, kill_unit, (const std::string& unit, int signo));
+  MOCK_METHOD(Result<void>, set_unit_properties, (const std::string& unit, const std::vector<UnitProperty>& properties));
   MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, Done<void> done), (override));
   MOCK_METHOD(void, stop_unit, (const std::string& unit, Done<void> done), (override));
 
@@ -36,6 +37,7 @@ class MockSystemd : public Systemd {
     ON_CALL(*this, lookup).WillByDefault(Return(Result<UnitState>(no_such_unit())));
     ON_CALL(*this, list_scopes).WillByDefault(Return(Result<std::vector<std::string>>(std::vector<std::string>{})));
     ON_CALL(*this, kill_unit).WillByDefault(Return(Result<void>()));
+    ON_CALL(*this, set_unit_properties).WillByDefault(Return(Result<void>()));
   }
   void version(Done<std::string> done) override { done(version()); }
   void lookup(const std::string& unit, Done<UnitState> done) override {
@@ -51,6 +53,10 @@ class MockSystemd : public Systemd {
     done(list_scopes(pattern));
   }
   void kill_unit(const std::string& unit, int signo, Done<void> done) override { done(kill_unit(unit, signo)); }
+  void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
+                           Done<void> done) override {
+    done(set_unit_properties(unit, properties));
+  }
 
   static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };

@@ -82,7 +82,7 @@ class LifecycleTest : public ::testing::Test, protected World {
   }
 
   ContainRequest request(const std::string& run, bool keep = false) const {
-    return {run, kPid, std::chrono::microseconds(kGrace).count(), keep, {OwnerKind::Process, 99, 12345, ""}};
+    return {run, kPid, std::chrono::microseconds(kGrace).count(), keep, {OwnerKind::Process, 99, 12345, ""}, {}, "", 0};
   }
   ContainResult& contain(const std::string& run, bool keep = false) {
     auto& result = *contains_.emplace_back(std::make_shared<ContainResult>());

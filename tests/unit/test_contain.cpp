@@ -30,7 +30,7 @@ constexpr std::uint64_t kId = 77;
 // active, with an InvocationID and a cgroup that holds the pid.
 class AContainOp : public ::testing::Test, protected test::World {
  protected:
-  ContainRequest request{"r1", kPid, 5'000'000, false, {OwnerKind::Process, 99, 12345, ""}};
+  ContainRequest request{"r1", kPid, 5'000'000, false, {OwnerKind::Process, 99, 12345, ""}, {}, "", 0};
   ScopeSpec spec;
   Done<void> job_done;
   UnitState unit{test::kInvocationId, "active", kCgroup, ""};

@@ -1,0 +1,32 @@
+#include "run_controls.h"
+
+#include "errors.h"
+#include "run_id.h"
+
+namespace nerve {
+
+Result<void> check_slice_name(std::string_view slice) {
+  auto bad = [&](const char* why) {
+    return Error{error::InvalidArgument, "slice " + quote_value(slice) + " " + why};
+  };
+  constexpr std::string_view kSuffix = ".slice";
+  if (slice.size() <= kSuffix.size() || slice.substr(slice.size() - kSuffix.size()) != kSuffix)
+    return bad("is not a slice name (NAME.slice)");
+  if (!is_valid_unit_name(slice)) return bad("has characters a unit name cannot have");
+  auto prefix = slice.substr(0, slice.size() - kSuffix.size());
+  if (prefix == "-") return {};
+  if (prefix.front() == '-' || prefix.back() == '-' || prefix.find("--") != std::string_view::npos)
+    return bad("has a dash at the start, the end, or twice (dashes separate the parts of a slice path)");
+  return {};
+}
+
+Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  RunControls c;
+  for (const auto& [key, value] : pairs) c.properties.push_back(key + "=" + value);
+  auto parsed = parse_unit_properties(c.properties);
+  if (!parsed) return parsed.error();
+  c.unit_properties = std::move(*parsed);
+  return c;
+}
+
+}  // namespace nerve

@@ -1,0 +1,185 @@
+// Run controls (issue 10 items 1, 2, 7, 8): unit properties, timeout and slice reach systemd; a bad
+// property starts nothing; slice set reaches the slice; the command sees its run in its environment;
+// a run started from inside another run is reaped with it.
+#include "nerved_fixture.h"
+
+#include <gmock/gmock.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace nerve::itest {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+class RunControls : public NervedTest {
+ protected:
+  // Whether the cgroup folder that holds CGROUP (its parent) offers CONTROLLER to it.
+  bool controller_offered(const std::string& cgroup, const std::string& controller) {
+    auto parent = cgroup.substr(0, cgroup.rfind('/'));
+    auto text = read_file(cgroup_folder(parent) + "/cgroup.controllers").value_or("");
+    return (" " + text + " ").find(" " + controller + " ") != std::string::npos ||
+           text.rfind(controller + "\n", 0) == 0 || (" " + text).find(" " + controller + "\n") != std::string::npos;
+  }
+};
+
+TEST_F(RunControls, EachPropertyTheTimeoutAndTheSliceReachTheScope) {
+  pid_t launcher = ctl_background(
+      "launch", {"launch", "--grace", kShortGraceArg, "-p", "MemoryMax=64M", "--property", "TasksMax=50", "-p",
+                 "CPUQuota=50%", "-p", "AllowedCPUs=0", "--timeout", "1h", "--slice", "ctla-test.slice", "r1", "--",
+                 kEscaper, "--pidfile", path("r1.pid")});
+  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  Record rec = record("r1");
+  EXPECT_EQ(unit_property(rec.unit, "MemoryMax"), "67108864");
+  EXPECT_EQ(unit_property(rec.unit, "TasksMax"), "50");
+  EXPECT_EQ(unit_property(rec.unit, "CPUQuotaPerSecUSec"), "500ms");
+  EXPECT_EQ(unit_property(rec.unit, "AllowedCPUs"), "0");
+  EXPECT_EQ(unit_property(rec.unit, "RuntimeMaxUSec"), "1h");
+  EXPECT_EQ(unit_property(rec.unit, "Slice"), "ctla-test.slice");
+  EXPECT_THAT(rec.cgroup, HasSubstr("/ctla.slice/ctla-test.slice/"));
+  EXPECT_EQ(rec.properties,
+            (std::vector<std::string>{"MemoryMax=64M", "TasksMax=50", "CPUQuota=50%", "AllowedCPUs=0"}));
+  EXPECT_EQ(rec.slice, "ctla-test.slice");
+  EXPECT_EQ(rec.timeout_usec, 3600'000'000u);
+  Output reap = ctl({"reap", "r1"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+}
+
+TEST_F(RunControls, ARunGoesIntoNerveSliceByDefault) {
+  pid_t launcher = ctl_background("launch", {"launch", "r1", "--", kEscaper, "--pidfile", path("r1.pid")});
+  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  Record rec = record("r1");
+  EXPECT_EQ(unit_property(rec.unit, "Slice"), "nerve.slice");
+  EXPECT_EQ(rec.slice, "nerve.slice");
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
+}
+
+struct BadProperty {
+  std::string assignment, key, value;
+};
+class RunControlsBadProperty : public RunControls, public ::testing::WithParamInterface<BadProperty> {};
+
+TEST_P(RunControlsBadProperty, StartsNothingAndNamesTheKey) {
+  std::string marker = path("ran");
+  Output o = ctl({"launch", "-p", GetParam().assignment, "r1", "--", "sh", "-c", "touch '" + marker + "'"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("InvalidProperty"));
+  EXPECT_THAT(o.err, HasSubstr(GetParam().key));
+  EXPECT_THAT(o.err, HasSubstr("'" + GetParam().value + "'"));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+  EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1")) << "a record was made";
+  EXPECT_TRUE(nerve_cgroup_folders().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Properties, RunControlsBadProperty,
+                         ::testing::Values(BadProperty{"MemoryMax=lots", "MemoryMax", "lots"},
+                                           BadProperty{"NoSuchKey=1", "NoSuchKey", "1"}),
+                         [](const auto& info) { return info.param.key; });
+
+TEST_F(RunControls, ABadSliceStartsNothing) {
+  std::string marker = path("ran");
+  Output o = ctl({"launch", "--slice", "not-a-slice", "r1", "--", "sh", "-c", "touch '" + marker + "'"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("InvalidArgument"));
+  EXPECT_THAT(o.err, HasSubstr("'not-a-slice'"));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1"));
+}
+
+TEST_F(RunControls, ATimeoutEndsTheWholeTree) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  auto t0 = Clock::now();
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "--timeout", "1s", "r1", "--", kEscaper, "--markers",
+                            markers});
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  expect_all_gone_by(pids, t0, t0 + 15s, "its timeout of 1 s passed");
+  EXPECT_GE(since(t0), 900ms);
+  ctl({"reap", "r1"});
+}
+
+TEST_F(RunControls, MemoryMaxIsEnforcedWhereTheMemoryControllerIsOffered) {
+  pid_t launcher = ctl_background(
+      "launch", {"launch", "-p", "MemoryMax=32M", "-p", "MemorySwapMax=0", "r1", "--", kEscaper, "--pidfile",
+                 path("r1.pid")});
+  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  Record rec = record("r1");
+  bool offered = controller_offered(rec.cgroup, "memory");
+  if (offered) {
+    auto max = read_file(cgroup_folder(rec.cgroup) + "/memory.max").value_or("");
+    EXPECT_EQ(max, "33554432\n");
+  }
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
+  if (!offered) GTEST_SKIP() << "the memory controller is not offered in the scope's cgroup on this host";
+}
+
+TEST_F(RunControls, TasksMaxIsEnforcedWhereThePidsControllerIsOffered) {
+  pid_t launcher = ctl_background(
+      "launch", {"launch", "-p", "TasksMax=7", "r1", "--", kEscaper, "--pidfile", path("r1.pid")});
+  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  Record rec = record("r1");
+  bool offered = controller_offered(rec.cgroup, "pids");
+  if (offered) {
+    EXPECT_EQ(read_file(cgroup_folder(rec.cgroup) + "/pids.max").value_or(""), "7\n");
+  }
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
+  if (!offered) GTEST_SKIP() << "the pids controller is not offered in the scope's cgroup on this host";
+}
+
+TEST_F(RunControls, SliceSetReachesTheSlice) {
+  Output o = ctl({"slice", "set", "ctlb.slice", "-p", "TasksMax=100", "-p", "MemoryMax=1G"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(unit_property("ctlb.slice", "TasksMax"), "100");
+  EXPECT_EQ(unit_property("ctlb.slice", "MemoryMax"), "1073741824");
+  Output d = ctl({"slice", "set", "-p", "TasksMax=77"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  EXPECT_EQ(unit_property("nerve.slice", "TasksMax"), "77");
+  Output bad = ctl({"slice", "set", "-p", "TasksMax=many"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("InvalidProperty"));
+}
+
+TEST_F(RunControls, TheCommandSeesItsRunInItsEnvironment) {
+  for (bool wait : {false, true}) {
+    std::string run = wait ? "r-wait" : "r-exec", env = path(run + ".env");
+    std::vector<std::string> args = {"launch"};
+    if (wait) args.push_back("--wait");
+    for (auto a : {run, std::string("--"), std::string("sh"), std::string("-c"), "env > '" + env + "'"}) args.push_back(a);
+    Output o = ctl(args, {{"NERVE_RUN", "stale"}});
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    auto text = read_file(env).value_or("");
+    Record rec = record(run);
+    EXPECT_THAT(text, HasSubstr("\nNERVE_RUN=" + run + "\n")) << text;
+    EXPECT_THAT(text, HasSubstr("\nNERVE_RUN_ATTEMPT=1\n")) << text;
+    EXPECT_THAT(text, HasSubstr("\nINVOCATION_ID=" + rec.invocation_id + "\n")) << text;
+    ctl({"reap", run});
+  }
+}
+
+TEST_F(RunControls, ARunStartedInsideAnotherIsReapedWithIt) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  std::string script = "'" + kNervectl + "' launch --grace " + std::string(kShortGraceArg) + " child -- '" + kEscaper + "' --markers '" + markers + "' & exec '" +
+                       kEscaper + "' --pidfile '" + path("parent.pid") + "'";
+  pid_t launcher = ctl_background("parent", {"launch", "--grace", kShortGraceArg, "parent", "--", "sh", "-c", script});
+  ASSERT_EQ(await_pidfile(path("parent.pid")), launcher);
+  auto child = await_markers(markers);
+  ASSERT_EQ(child.size(), 4u);
+  Record c = record("child");
+  EXPECT_EQ(c.parent, "parent");
+  EXPECT_EQ(record("parent").parent, "");
+  EXPECT_NE(c.unit, record("parent").unit);
+
+  auto t0 = Clock::now();
+  Output reap = ctl({"reap", "parent"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+  expect_all_gone_by(child, t0, Clock::now() + 1s, "its parent run was reaped");
+  EXPECT_EQ(to_string(record("child").state), "reaped");
+  EXPECT_EQ(to_string(receipt("child").outcome), "complete");
+}
+
+}  // namespace
+}  // namespace nerve::itest

@@ -224,7 +224,7 @@ TEST(NervectlArgs, VerbHelpShowsTheSynopsisAndEveryOption) {
   }
   Parsed launch = parse({"launch", "--help"});
   EXPECT_THAT(launch.out,
-              StartsWith("Usage: nervectl launch [--wait] [--grace SECONDS] [--keep] [--sealed] RUN -- CMD [ARG...]\n"));
+              StartsWith("Usage: nervectl launch [--wait] [--grace SECONDS] [--keep] [--sealed] [--property KEY=VALUE] [--timeout DURATION] [--slice NAME] RUN -- CMD [ARG...]\n"));
   EXPECT_THAT(launch.out, HasSubstr("\n  --grace SECONDS  "));
   EXPECT_THAT(parse({"reap", "-h"}).out, StartsWith("Usage: nervectl reap [--grace SECONDS] [--json[=MODE]] RUN\n"));
   EXPECT_THAT(parse({"list", "-h"}).out, StartsWith("Usage: nervectl list [--json[=MODE]] [--no-legend]\n"));

@@ -78,7 +78,8 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
   ASSERT_TRUE(wait_gone(first, kEventTimeout)) << describe_process(first);
-  pid_t other = start_background("other", {"systemd-run", "--user", "--scope", "--quiet", "--unit=" + rec.unit, "--",
+  pid_t other = start_background("other", {"systemd-run", "--user", "--scope", "--quiet", "--unit=" + rec.unit,
+                                           "--slice=" + rec.slice, "--",
                                            kEscaper, "--pidfile", path("other.pid")});
   pid_t other_pid = await_pidfile(path("other.pid"));
   ASSERT_EQ(other_pid, other) << "systemd-run --scope runs its command in place";

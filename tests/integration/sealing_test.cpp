@@ -175,13 +175,14 @@ TEST_F(ASealedRun, WouldNotBeSealedWithoutNsdelegateWhichIsWhyItIsRefused) {
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_TEST_ASSUME_NSDELEGATE", "1"}}));
   std::string seen = path("seen"), ready = path("ready.pid");
-  std::string script = "echo $$ > '" + cgroup_root_ + "/app.slice/cgroup.procs' && cat /proc/self/cgroup > '" +
+  // Out of its scope into its slice (nerve.slice): one folder up, which is above the namespace's root.
+  std::string script = "echo $$ > '" + cgroup_root_ + "/nerve.slice/cgroup.procs' && cat /proc/self/cgroup > '" +
                        seen + "'; exec '" + kEscaper + "' --pidfile '" + ready + "'";
   pid_t launcher = ctl_background("launch", {"launch", "--sealed", "s1", "--", "sh", "-c", script});
   ASSERT_EQ(await_pidfile(ready), launcher);
   EXPECT_THAT(lines_of(read_file(seen).value_or("")), ::testing::Contains("0::/.."))
       << "inside its namespace, the process now sits above the namespace's root";
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), "/app.slice") << "it left its scope";
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), "/nerve.slice") << "it left its scope";
   ::kill(launcher, SIGKILL);  // out of the scope, a reap would miss it
   EXPECT_TRUE(wait_gone(launcher, kEventTimeout));
   EXPECT_EQ(ctl({"reap", "--grace", "1", "s1"}).exit_code, 0);

@@ -46,12 +46,13 @@ readonly account_marker="nerve test account (scripts/test.sh)"
 # comment field: made here, now or by an earlier run that was interrupted).
 ensure_account() {
   if ! getent passwd "$test_user" >/dev/null; then
-    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+    # A home of its own: the user manager keeps persistent unit settings there (SetUnitProperties).
+    useradd --system --user-group --create-home --home-dir "$(mktemp -u /tmp/nerve-test-home.XXXXXX)" --shell /usr/sbin/nologin \
       --comment "$account_marker" "$test_user"
     echo "test.sh: created account $test_user"
   fi
   if [[ $(getent passwd "$test_user" | cut -d: -f5) == "$account_marker" ]]; then
-    trap 'revoke_access; userdel "$test_user" 2>/dev/null && echo "test.sh: removed account $test_user"' EXIT
+    trap 'revoke_access; userdel --remove "$test_user" 2>/dev/null && echo "test.sh: removed account $test_user"' EXIT
   fi
 }
 

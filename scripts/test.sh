@@ -8,7 +8,7 @@
 # with a delegated cgroup subtree, the way user@.service delegates one (the harness's --user mode, chosen
 # by NERVE_HARNESS_USER). Root hides permission mistakes; the second pass finds them.
 #   NERVE_TEST_USER=NAME  the account of the second pass (default nerve-test). If it does not exist it is
-#                         created here (useradd, a system account without a home) and removed on exit;
+#                         created here (useradd, a system account with a temporary home) and removed on exit;
 #                         an account that existed before is used and left alone. Empty: no second pass.
 # Arguments are passed to both ctest runs (e.g. -R Pattern).
 set -euo pipefail

@@ -75,11 +75,12 @@ struct Nerved {
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
         object(*bus, lifecycle, launcher, store.path(), boot_id),
-        run_objects(*bus, store, launcher) {
+        run_objects(*bus, store, launcher, cgroups) {
     store.set_observer([this](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();
+    object.on_frozen_changed([this](const std::string& run) { run_objects.changed(run); });
     launcher.on_exit([this](const std::string& run, int code, int sig) {
-      object.emitRunExited(run, code, sig);
+      object.emitRunExited(run, code, sig, to_string(lifecycle.exit_cause(run)));
       run_objects.changed(run);
     });
     loop.attach_bus(*bus);

@@ -22,11 +22,16 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
                 std::string boot_id);
   using Manager_adaptor::emitRunExited;
   ~ManagerObject();
+  // Called with a run whose freezer state was changed by Freeze or Thaw (its object's Frozen).
+  void on_frozen_changed(std::function<void(const std::string&)> fn) { frozen_changed_ = std::move(fn); }
 
  private:
   void Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result, std::string run,
                uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) override;
   void Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) override;
+  void Freeze(sdbus::Result<>&& result, std::string run) override { freezer(std::move(result), run, true); }
+  void Thaw(sdbus::Result<>&& result, std::string run) override { freezer(std::move(result), run, false); }
+  void freezer(sdbus::Result<>&& result, const std::string& run, bool freeze);
   void Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
               uint64_t grace_usec) override;
   void Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run, std::vector<std::string> argv,
@@ -55,12 +60,13 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
                                const std::map<std::string, sdbus::Variant>& options);
   // Reap and Cancel.
   void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
-                  uint64_t grace_usec);
+                  uint64_t grace_usec, Cause cause);
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;
   std::string runs_dir_;
   std::string boot_id_;
+  std::function<void(const std::string&)> frozen_changed_;
 };
 
 }  // namespace nerve

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <ctime>
 #include <type_traits>
 
@@ -58,6 +59,27 @@ std::optional<Outcome> outcome_from(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(Cause c) {
+  switch (c) {
+    case Cause::Exited: return "exited";
+    case Cause::Cancelled: return "cancelled";
+    case Cause::Timeout: return "timeout";
+    case Cause::Oom: return "oom";
+    case Cause::OwnerGone: return "owner_gone";
+    case Cause::Relaunched: return "relaunched";
+    case Cause::Reconciled: return "reconciled";
+    case Cause::Reaped: return "reaped";
+  }
+  return "unknown";
+}
+
+std::optional<Cause> cause_from(std::string_view s) {
+  for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
+                 Cause::Reconciled, Cause::Reaped})
+    if (to_string(c) == s) return c;
+  return std::nullopt;
+}
+
 std::string to_json_text(const Record& r) {
   json j = {{"version", r.version},
             {"run", r.run},
@@ -71,6 +93,7 @@ std::string to_json_text(const Record& r) {
             {"state", to_string(r.state)},
             {"leader_pid", r.leader_pid},
             {"grace_usec", r.grace_usec},
+            {"timeout_usec", r.timeout_usec},
             {"keep", r.keep},
             {"owner", {{"kind", to_string(r.owner.kind)}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
             {"created_at", r.created_at},
@@ -88,7 +111,10 @@ std::string to_json_text(const Receipt& r) {
             {"error", r.error},
             {"killed", r.killed},
             {"duration_usec", r.duration_usec},
-            {"reaped_at", r.reaped_at}};
+            {"reaped_at", r.reaped_at},
+            {"cause", r.cause ? json(to_string(*r.cause)) : json(nullptr)},
+            {"usage", r.usage ? json(*r.usage) : json(nullptr)},
+            {"usage_final", r.usage_final}};
   return j.dump(2) + "\n";
 }
 
@@ -139,6 +165,7 @@ Record parse_record(const std::string& text) {
   r.state = *st;
   r.leader_pid = field<int>(j, "leader_pid", what);
   r.grace_usec = field<std::uint64_t>(j, "grace_usec", what);
+  r.timeout_usec = j.value("timeout_usec", std::uint64_t{0});
   r.keep = field<bool>(j, "keep", what);
   const json owner = j.value("owner", json::object());
   auto kind = owner_kind_from(owner.value("kind", "none"));
@@ -167,6 +194,20 @@ Receipt parse_receipt(const std::string& text) {
   r.killed = j.value("killed", false);
   r.duration_usec = j.value("duration_usec", std::uint64_t{0});
   r.reaped_at = j.value("reaped_at", "");
+  // Receipts of the first version have no cause and no usage: both stay absent.
+  if (j.contains("cause") && !j["cause"].is_null()) {
+    auto c = j["cause"].is_string() ? cause_from(j["cause"].get<std::string>()) : std::nullopt;
+    if (!c) throw RecordCorrupt("receipt.json has an unknown cause " + j["cause"].dump());
+    r.cause = *c;
+  }
+  if (j.contains("usage") && j["usage"].is_object()) {
+    try {
+      r.usage = j["usage"].get<Usage>();
+    } catch (const json::exception& e) {
+      throw RecordCorrupt(std::string("receipt.json has an invalid usage: ") + e.what());
+    }
+  }
+  r.usage_final = j.value("usage_final", false);
   return r;
 }
 
@@ -180,6 +221,30 @@ std::string now_rfc3339() {
   char out[64];
   std::snprintf(out, sizeof out, "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
   return out;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  struct tm tm {};
+  int ms = 0, used = 0;
+  std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &used) != 6)
+    return std::nullopt;
+  std::string rest = s.substr(static_cast<std::size_t>(used));
+  if (rest.size() == 5 && rest[0] == '.' && std::sscanf(rest.c_str(), ".%3dZ", &ms) == 1) rest = "Z";
+  if (rest != "Z") return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  time_t secs = ::timegm(&tm);
+  if (secs == static_cast<time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(secs) + std::chrono::milliseconds(ms);
+}
+
+std::optional<std::chrono::system_clock::time_point> deadline(const Record& record) {
+  if (record.timeout_usec == 0) return std::nullopt;
+  auto created = parse_rfc3339(record.created_at);
+  if (!created) return std::nullopt;
+  return *created + std::chrono::microseconds(record.timeout_usec);
 }
 
 }  // namespace nerve

@@ -308,4 +308,15 @@ void SdbusSystemd::kill_unit(const std::string& unit, int signo, Done<void> done
       });
 }
 
+void SdbusSystemd::freezer(const std::string& unit, bool freeze, Done<void> done) {
+  impl_->manager->callMethodAsync(freeze ? "FreezeUnit" : "ThawUnit")
+      .onInterface(kManager)
+      .withArguments(unit)
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
+        if (err) return done(from(*err));
+        done({});
+      });
+}
+
 }  // namespace nerve

@@ -68,6 +68,9 @@ class Systemd {
   virtual void stop_unit(const std::string& unit, Done<void> done) = 0;
   // KillUnit(unit, "all", signo).
   virtual void kill_unit(const std::string& unit, int signo, Done<void> done) = 0;
+  // FreezeUnit(unit) when 'freeze', else ThawUnit(unit); systemd answers once the cgroup is frozen
+  // (or thawed).
+  virtual void freezer(const std::string& unit, bool freeze, Done<void> done) = 0;
 };
 
 struct SystemdOptions {
@@ -89,6 +92,7 @@ class SdbusSystemd : public Systemd {
   void start_scope(const ScopeSpec& spec, Done<void> done) override;
   void stop_unit(const std::string& unit, Done<void> done) override;
   void kill_unit(const std::string& unit, int signo, Done<void> done) override;
+  void freezer(const std::string& unit, bool freeze, Done<void> done) override;
 
  private:
   struct Impl;

@@ -72,6 +72,7 @@ struct Exited {
   std::string run;
   int exit_code;
   int signal;
+  std::string cause;
 };
 
 class AnEngine : public NervedTest {
@@ -88,8 +89,8 @@ class AnEngine : public NervedTest {
   void connect() {
     bus_ = sdbus::createSessionBusConnection();
     manager_ = sdbus::createProxy(*bus_, kService, kManagerPath);
-    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig) {
-      exited_.push_back({run, code, sig});
+    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig, const std::string& cause) {
+      exited_.push_back({run, code, sig, cause});
     });
     manager_->finishRegistration();
   }
@@ -221,6 +222,7 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
       << "no RunExited for r1 within " << kEventTimeout.count() << " ms";
   EXPECT_EQ(exited_of("r1")->exit_code, 3);
   EXPECT_EQ(exited_of("r1")->signal, 0);
+  EXPECT_EQ(exited_of("r1")->cause, "exited");
   EXPECT_TRUE(pump_until([&] { return saw_state("r1", "reaped"); }))
       << "no PropertiesChanged with State reaped; states seen: " << ::testing::PrintToString(states_["r1"]);
   EXPECT_EQ(states_["r1"].back(), "reaped") << ::testing::PrintToString(states_["r1"]);
@@ -234,6 +236,9 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json"));
   Receipt r = receipt("r1");
   EXPECT_THAT(to_string(r.outcome), AnyOf("complete", "no_scope")) << r.error;
+  ASSERT_TRUE(r.cause.has_value()) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "exited");
+  EXPECT_EQ(run_property<std::string>("r1", "Cause"), "exited");
   Record rec = record("r1");
   EXPECT_EQ(to_string(rec.state), "reaped");
   EXPECT_EQ(rec.leader_pid, launched.second);

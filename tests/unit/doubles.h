@@ -26,6 +26,7 @@ class MockSystemd : public Systemd {
   MOCK_METHOD(Result<UnitState>, lookup, (const std::string& unit));
   MOCK_METHOD(Result<std::vector<std::string>>, list_scopes, (const std::string& pattern));
   MOCK_METHOD(Result<void>, kill_unit, (const std::string& unit, int signo));
+  MOCK_METHOD(Result<void>, freezer, (const std::string& unit, bool freeze));
   MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, Done<void> done), (override));
   MOCK_METHOD(void, stop_unit, (const std::string& unit, Done<void> done), (override));
 
@@ -42,6 +43,7 @@ class MockSystemd : public Systemd {
     done(list_scopes(pattern));
   }
   void kill_unit(const std::string& unit, int signo, Done<void> done) override { done(kill_unit(unit, signo)); }
+  void freezer(const std::string& unit, bool freeze, Done<void> done) override { done(freezer(unit, freeze)); }
 
   static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };
@@ -52,6 +54,9 @@ class MockCgroups : public Cgroups {
   MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
   MOCK_METHOD(bool, kill_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(std::optional<Usage>, usage, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(bool, thaw_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(bool, frozen, (const std::string& cgroup), (override));
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
   MOCK_METHOD(void, unwatch, (int handle), (override));
   MOCK_METHOD(std::optional<std::string>, member_of, (pid_t pid), (override));

@@ -25,6 +25,7 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.leader_pid = req_.pid;
   record_.grace_usec = req_.grace_usec;
   record_.keep = req_.keep;
+  record_.timeout_usec = req_.timeout_usec;
   record_.owner = req_.owner;
   record_.created_at = record_.updated_at = now_rfc3339();
 }

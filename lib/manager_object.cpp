@@ -84,6 +84,8 @@ ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t g
   for (const auto& [key, value] : options) {
     if (key == "keep")
       req.keep = option_value<bool>(key, value, "a boolean");
+    else if (key == "timeout_usec")
+      req.timeout_usec = option_value<uint64_t>(key, value, "a number of microseconds (t)");
     else if (key == "sealed" && option_value<bool>(key, value, "a boolean"))
       require_sealing(run);  // the caller seals itself; nerved only checks
     else if (key == "sealed")
@@ -201,6 +203,8 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {
         req.keep = value.get<bool>();
+      } else if (key == "timeout_usec") {
+        req.timeout_usec = value.get<uint64_t>();
       } else if (key == "sealed") {
         req.spawn.sealed = value.get<bool>();
       } else {

@@ -52,6 +52,7 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   creq.pid = pid;
   creq.grace_usec = c->req.grace_usec;
   creq.keep = c->req.keep;
+  creq.timeout_usec = c->req.timeout_usec;
   creq.owner = c->req.owner;
   lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
 }

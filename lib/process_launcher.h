@@ -31,6 +31,7 @@ struct LaunchRequest {
   std::uint64_t grace_usec = kDefaultGraceUsec;
   bool reap_on_exit = true;
   bool keep = false;
+  std::uint64_t timeout_usec = 0;
   Owner owner;
 };
 

@@ -49,7 +49,7 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Sealed, Json };
+enum class Opt { Wait, Grace, Keep, Sealed, Signal, Json };
 
 // What a verb takes after its options: nothing, a run id, or a run id, "--" and a command.
 enum class Operands { None, Run, RunAndCommand };
@@ -62,6 +62,7 @@ struct VerbArgs {
   bool keep = false;
   bool sealed = false;
   bool json = false;
+  int signal = 0;  // --signal, 0: not given
   std::vector<std::string> cmd;
 };
 

@@ -641,3 +641,35 @@ INSTANTIATE_TEST_SUITE_P(AfterExecFailed, AnEngineRetryingAFailedExec,
 
 }  // namespace
 }  // namespace nerve::itest
+
+namespace nerve::itest {
+namespace {
+
+// Issue 10 item 3: a run with timeout_usec is ended by nerved itself at created_at + timeout, the
+// whole escaper tree, and its receipt says complete with cause timeout.
+TEST_F(AnEngine, RunWithATimeoutIsEndedWholeByItselfWithCauseTimeout) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  Options options = launch_options();
+  options["grace_usec"] = sdbus::Variant(kShortGraceUsec);
+  options["timeout_usec"] = sdbus::Variant(std::uint64_t{1'000'000});
+  auto started = Clock::now();
+  launch("r1", {kEscaper, "--markers", markers}, STDERR_FILENO, options);
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
+  EXPECT_EQ(record("r1").timeout_usec, 1'000'000u);
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", 6000ms)) << "no receipt 6 s after a 1 s timeout";
+  EXPECT_GE(Clock::now() - started, 900ms) << "ended before its timeout";
+  for (const auto& [role, pid] : pids) EXPECT_TRUE(wait_gone(pid, 2000ms)) << role << ": " << describe_process(pid);
+  ASSERT_TRUE(pump_until([&] { return exited_of("r1").has_value(); }));
+  EXPECT_EQ(exited_of("r1")->cause, "timeout");
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "timeout");
+}
+
+}  // namespace
+}  // namespace nerve::itest

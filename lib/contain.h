@@ -31,8 +31,8 @@ struct ContainRequest {
   pid_t pid = 0;
   std::uint64_t grace_usec = 0;
   bool keep = false;
-  std::uint64_t timeout_usec = 0;  // option timeout_usec: the run is ended this long after it was created
   Owner owner;
+  std::uint64_t timeout_usec = 0;  // option timeout_usec: the run is ended this long after it was created
 };
 
 struct ContainReply {

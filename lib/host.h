@@ -21,6 +21,10 @@ std::optional<std::uint64_t> proc_start_time(pid_t pid);
 // The parent pid (field 4 of /proc/PID/stat), or nullopt if gone.
 std::optional<pid_t> proc_parent(pid_t pid);
 
+// The mount point of the cgroup2 hierarchy (from /proc/self/mountinfo; /sys/fs/cgroup preferred),
+// or nullopt when there is none. NERVE_CGROUP_ROOT overrides it.
+std::optional<std::string> cgroup_root();
+
 // 'bytes' random bytes from getrandom(2), as lowercase hex.
 std::string random_hex(std::size_t bytes);
 

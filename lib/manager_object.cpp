@@ -193,6 +193,18 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   req.spawn.env = std::move(env);
   req.spawn.cwd = std::move(cwd);
   for (int i = 0; i < 3; ++i) req.spawn.stdio[i] = stdio[static_cast<std::size_t>(i)].get();
+  set_launch_options(req, options);
+  const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
+  if (msg->getCredsUid() != ::getuid())
+    throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  if (req.spawn.sealed) require_sealing(run);
+  // The caller's connection owns the run: if the engine dies, its runs are reaped.
+  req.owner.kind = OwnerKind::Bus;
+  req.owner.name = msg->getSender();
+  return req;
+}
+
+void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::string, sdbus::Variant>& options) {
   for (const auto& [key, value] : options) {
     try {
       if (key == "grace_usec") {
@@ -215,14 +227,6 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
       throw_bus_error(error::InvalidArgument, "option " + quote_value(key) + " has the wrong type");
     }
   }
-  const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  if (msg->getCredsUid() != ::getuid())
-    throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
-  if (req.spawn.sealed) require_sealing(run);
-  // The caller's connection owns the run: if the engine dies, its runs are reaped.
-  req.owner.kind = OwnerKind::Bus;
-  req.owner.name = msg->getSender();
-  return req;
 }
 
 sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {

@@ -11,35 +11,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <system_error>
 #include <vector>
 
 namespace nerve {
-
-std::optional<std::string> cgroup_root() {
-  if (const char* env = std::getenv("NERVE_CGROUP_ROOT"); env && *env) return std::string(env);
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  std::optional<std::string> found;
-  while (std::getline(in, line)) {
-    // "36 35 0:30 / /sys/fs/cgroup rw,... shared:9 - cgroup2 cgroup2 rw,..."
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string fstype;
-    tail >> fstype;
-    if (fstype != "cgroup2") continue;
-    std::istringstream head(line.substr(0, dash));
-    std::string id, parent, dev, root, mount;
-    head >> id >> parent >> dev >> root >> mount;
-    if (mount == "/sys/fs/cgroup") return mount;
-    if (!found) found = mount;
-  }
-  return found;
-}
 
 namespace {
 std::string join(const std::string& root, const std::string& path) {

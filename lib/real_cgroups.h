@@ -12,13 +12,9 @@
 
 namespace nerve {
 
-// The mount point of the cgroup2 hierarchy (from /proc/self/mountinfo; /sys/fs/cgroup preferred),
-// or nullopt when there is none. NERVE_CGROUP_ROOT overrides it.
-std::optional<std::string> cgroup_root();
-
 class RealCgroups : public Cgroups {
  public:
-  // 'root': where the cgroup2 hierarchy is mounted (cgroup_root()). Throws std::system_error when
+  // 'root': where the cgroup2 hierarchy is mounted (cgroup_root(), host.h). Throws std::system_error when
   // inotify cannot be set up.
   RealCgroups(std::string root, EventLoop& loop);
   ~RealCgroups() override;

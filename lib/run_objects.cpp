@@ -1,22 +1,13 @@
 #include "run_objects.h"
 
+#include "bus_label.h"
+
 #include <spdlog/spdlog.h>
 
 namespace nerve {
 
 std::string run_object_path(const std::string& run) {
-  static const char* digits = "0123456789abcdef";
-  std::string out = "/org/nerve/Lifecycle1/run/";
-  for (unsigned char c : run) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '_';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return out;
+  return "/org/nerve/Lifecycle1/run/" + bus_path_label(run, false);
 }
 
 class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor> {

@@ -1,6 +1,7 @@
 #include "systemd.h"
 
 #include "event_loop.h"
+#include "bus_label.h"
 #include "host.h"
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -79,21 +80,7 @@ struct Gather {
 }  // namespace
 
 std::string unit_object_path(const std::string& unit) {
-  static const char* digits = "0123456789abcdef";
-  std::string out = std::string(kPath) + "/unit/";
-  if (unit.empty()) return out + "_";
-  for (std::size_t i = 0; i < unit.size(); ++i) {
-    auto c = static_cast<unsigned char>(unit[i]);
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      out += '_';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return out;
+  return std::string(kPath) + "/unit/" + (unit.empty() ? "_" : bus_path_label(unit, true));
 }
 
 struct SdbusSystemd::Impl {

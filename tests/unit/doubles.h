@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <utility>
 
 namespace nerve::test {
@@ -38,7 +39,15 @@ class MockSystemd : public Systemd {
     ON_CALL(*this, kill_unit).WillByDefault(Return(Result<void>()));
   }
   void version(Done<std::string> done) override { done(version()); }
-  void lookup(const std::string& unit, Done<UnitState> done) override { done(lookup(unit)); }
+  void lookup(const std::string& unit, Done<UnitState> done) override {
+    if (stall_lookups_of.count(unit))
+      stalled_lookups.emplace_back(unit, std::move(done));
+    else
+      done(lookup(unit));
+  }
+  // A manager that does not answer about these units (yet): their lookups wait in stalled_lookups.
+  std::set<std::string> stall_lookups_of;
+  std::vector<std::pair<std::string, Done<UnitState>>> stalled_lookups;
   void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) override {
     done(list_scopes(pattern));
   }

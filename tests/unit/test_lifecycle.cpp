@@ -200,3 +200,37 @@ TEST_F(ALifecycle, ListsRunsWithTheirStateAndOutcome) {
   EXPECT_EQ(runs[1].state, "reaped");
   EXPECT_EQ(runs[1].outcome, "complete");
 }
+
+TEST_F(ALifecycle, AsksTheManagerForItsVersionBeforeTheFirstLaunchOnly) {
+  EXPECT_CALL(systemd, version).Times(1);
+  contained("r1");
+  contained("r2");
+}
+
+TEST_F(ALifecycle, AsksTheManagerForItsVersionAgainAfterALaunchFailed) {
+  EXPECT_CALL(systemd, version).Times(2);
+  auto& failed = contain("r1");
+  ASSERT_EQ(starts.size(), 1u);
+  starts.back().second(Error{systemd_error::JobFailed, "its job ended with result 'failed'"});
+  ASSERT_TRUE(failed.error);
+  contained("r2");
+}
+
+TEST_F(ALifecycle, AnswersQueriesAndServesOtherRunsWhileTheManagerDoesNotAnswerAboutOne) {
+  const std::string unit1 = contained("r1").reply->unit;
+  contained("r2");
+  systemd.stall_lookups_of.insert(unit1);
+  auto& stuck = reap("r1");
+  EXPECT_FALSE(stuck.receipt || stuck.error) << "the reap of r1 cannot have an answer yet";
+  EXPECT_EQ(lifecycle.list().value().size(), 2u);
+  EXPECT_TRUE(lifecycle.exists("r1"));
+  auto& other = reap("r2");
+  ASSERT_TRUE(other.receipt) << "r2's reap waited behind r1's";
+  EXPECT_EQ(other.receipt->outcome, Outcome::Complete);
+  // The manager answers at last: r1's reap goes on.
+  ASSERT_EQ(systemd.stalled_lookups.size(), 1u);
+  auto [unit, answer] = std::move(systemd.stalled_lookups.front());
+  answer(systemd.lookup(unit));
+  ASSERT_TRUE(stuck.receipt);
+  EXPECT_EQ(stuck.receipt->outcome, Outcome::Complete);
+}

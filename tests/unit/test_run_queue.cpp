@@ -91,3 +91,28 @@ TEST_F(ARunQueue, StartsTheNextOpAtOnceWhenAnOpReleasesWhileItRuns) {
   EXPECT_THAT(order, ElementsAre("a", "b"));
   EXPECT_FALSE(queue.busy("r1"));
 }
+
+TEST_F(ARunQueue, ReleasesASerialOpsSlotBeforeItPassesItsAnswerOn) {
+  std::vector<std::string> order;
+  std::function<void(int)> finish;
+  queue.serial<int>("r1", [&](std::function<void(int)> f) { finish = std::move(f); },
+                    [&](int answer) { order.push_back("answer " + std::to_string(answer) + (queue.busy("r1") ? " busy" : " idle")); });
+  EXPECT_TRUE(queue.busy("r1"));
+  finish(7);
+  EXPECT_THAT(order, ElementsAre("answer 7 idle"));
+}
+
+TEST_F(ARunQueue, ReleasesASerialOpsSlotWhenTheOpDropsItsFinishUncalled) {
+  queue.serial<int>("r1", [](std::function<void(int)>) {}, [](int) { FAIL() << "no answer was given"; });
+  submit("r1", "next");
+  EXPECT_THAT(started, ElementsAre("next"));
+}
+
+TEST_F(ARunQueue, IgnoresAReleaseAfterTheQueueIsGone) {
+  std::function<void()> late;
+  {
+    RunQueue gone;
+    gone.submit("r1", [&](std::function<void()> release) { late = std::move(release); });
+  }
+  late();  // must not touch the destroyed queue
+}

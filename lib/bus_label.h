@@ -1,0 +1,29 @@
+// A name as one element of a D-Bus object path, the way systemd's bus_label_escape writes it: every
+// byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits. systemd also escapes a leading
+// digit (unit paths); nerve's run object paths keep it (docs/dbus-api.md, "Run object paths").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nerve {
+
+inline std::string bus_path_label(std::string_view name, bool escape_leading_digit) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    bool digit = c >= '0' && c <= '9';
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (digit && !(i == 0 && escape_leading_digit));
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace nerve

@@ -5,11 +5,14 @@
 # tests/check-completion.sh (ctest completion) fails when a verb or an option of `nervectl --help` is
 # missing here.
 
-_nervectl_verbs='launch reap status list reconcile forget slice events doctor sealing'
+_nervectl_verbs='launch reap cancel freeze thaw status list reconcile forget slice events doctor sealing'
 declare -A _nervectl_options=(
     [launch]='--wait --grace --keep --sealed --property --timeout --slice --help'
     [slice]='--property --help'
     [reap]='--grace --json --help'
+    [cancel]='--signal --grace --json --help'
+    [freeze]='--help'
+    [thaw]='--help'
     [status]='--json --help'
     [list]='--json --no-legend --help'
     [reconcile]='--json --help'
@@ -19,9 +22,9 @@ declare -A _nervectl_options=(
     [doctor]='--json --help'
 )
 # Options that take a value (nothing to complete for it).
-_nervectl_valued='--grace --property -p --timeout --slice'
+_nervectl_valued='--grace --property -p --timeout --slice --signal'
 # Verbs that take a run id, and which runs fit: all, or only reaped ones (forget).
-declare -A _nervectl_run_arg=([launch]=all [reap]=all [status]=all [forget]=reaped)
+declare -A _nervectl_run_arg=([launch]=all [reap]=all [cancel]=all [freeze]=all [thaw]=all [status]=all [forget]=reaped)
 
 # _nervectl_runs all|reaped: the run ids of the runs folder.
 _nervectl_runs() {

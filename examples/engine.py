@@ -65,10 +65,10 @@ def main():
 
     # Subscribe before launching, so no signal can be missed.
     def on_exited(_conn, _sender, _path, _iface, _signal, params):
-        run, code, sig = params.unpack()
+        run, code, sig, cause = params.unpack()
         if run == args.run:
-            summary["exited"] = {"exit_code": code, "signal": sig}
-            print(f"engine: run {run} exited: code {code} signal {sig}", file=sys.stderr)
+            summary["exited"] = {"exit_code": code, "signal": sig, "cause": cause}
+            print(f"engine: run {run} exited: code {code} signal {sig} cause {cause}", file=sys.stderr)
             maybe_done()
 
     # Done when the output is closed AND the command's end was reported (they come in either order);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "result.h"
+#include "usage.h"
 
 #include <sys/types.h>
 
@@ -34,6 +35,14 @@ class Cgroups {
   // Opens 'cgroup', checks through that folder fd that its id is 'expected_id', and only then
   // writes cgroup.kill through the same fd. false if gone, replaced or unsupported (before 5.14).
   virtual bool kill_if(const std::string& cgroup, std::uint64_t expected_id) = 0;
+  // What the cgroup used (usage.h), read through the folder fd whose id was checked to be
+  // 'expected_id'; nullopt if gone or replaced.
+  virtual std::optional<Usage> usage(const std::string& cgroup, std::uint64_t expected_id) = 0;
+  // Writes "0" to cgroup.freeze through the checked folder fd: a frozen cgroup's processes handle
+  // no signal but SIGKILL until thawed. false if gone, replaced, or the write failed.
+  virtual bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) = 0;
+  // "frozen" of cgroup.events: the cgroup is frozen (false when gone or unreadable).
+  virtual bool frozen(const std::string& cgroup) = 0;
   // 'changed' runs on every change of cgroup.events and when the folder goes. -1: already gone.
   virtual int watch(const std::string& cgroup, std::function<void()> changed) = 0;
   virtual void unwatch(int handle) = 0;

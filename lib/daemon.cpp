@@ -87,12 +87,13 @@ struct Nerved {
         launcher(loop, lifecycle),
         object(*bus, lifecycle, launcher, systemd,
                ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
-        run_objects(*bus, store, launcher),
+        run_objects(*bus, store, launcher, cgroups),
         pruner(loop, store, lifecycle, opt.keep_finished) {
     store.set_observer([this](const std::string& run) { run_objects.changed(run); });
     run_objects.add_all();
+    object.on_frozen_changed([this](const std::string& run) { run_objects.changed(run); });
     launcher.on_exit([this](const std::string& run, int code, int sig) {
-      object.emitRunExited(run, code, sig);
+      object.emitRunExited(run, code, sig, to_string(lifecycle.exit_cause(run)));
       run_objects.changed(run);
     });
     loop.attach_bus(*bus);

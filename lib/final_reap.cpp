@@ -7,17 +7,31 @@
 
 namespace nerve {
 
-void FinalReaps::reap(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
-  quarantine_.load(run, [this, run, signal, grace_usec, done](Result<std::optional<Record>> record) {
+namespace {
+Cause effective_cause(const Record& record, Cause asked) {
+  if (asked != Cause::Exited && asked != Cause::OwnerGone && asked != Cause::Reaped) return asked;
+  auto due = deadline(record);
+  return due && std::chrono::system_clock::now() >= *due ? Cause::Timeout : asked;
+}
+}  // namespace
+
+void FinalReaps::reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
+  quarantine_.load(run, [this, run, signal, grace_usec, cause, done](Result<std::optional<Record>> record) {
     if (!record) return done(record.error());
     if (!*record) return done(records_.no_such_run(run));
     if ((*record)->state == RunState::Reaped)
       if (auto receipt = records_.final_receipt(run)) return done(*receipt);
-    reap_record(std::move(**record), signal, grace_usec, done);
+    reap_record(std::move(**record), signal, grace_usec, cause, done);
   });
 }
 
-void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
+std::optional<Cause> FinalReaps::active_cause(const std::string& run) const {
+  auto it = active_.find(run);
+  return it == active_.end() ? std::nullopt : std::optional<Cause>(it->second);
+}
+
+void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
+  cause = effective_cause(record, cause);
   if (record.state == RunState::Reaping) {
     // A crash may have come between the final receipt and the "reaped" record: that reap is done,
     // and its receipt stands. Only close the record.
@@ -29,12 +43,14 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
     }
   } else if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
     // Nothing was signalled. The run must still end: keep watching its owner, and try again.
-    schedule_retry(record);
+    schedule_retry(record, cause);
     return done(Error{error::RecordFailed, "cannot fence run " + quote_value(record.run) + " before reaping it: " +
                                                fenced.error().message + "; nothing was signalled, nerved retries"});
   }
   deps_.owners.unwatch(record.run);
-  ReapOp::start(deps_, record, grace_usec, signal, [this, record, done](Receipt receipt) {
+  active_[record.run] = cause;
+  ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
+    active_.erase(record.run);
     reaped(record, std::move(receipt), done);
   });
 }
@@ -46,8 +62,9 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   fault_point("before-receipt");
   Result<void> written = deps_.store.save_receipt(receipt);
   if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);
+  Cause cause = receipt.cause.value_or(Cause::Reaped);
   if (!written) {
-    schedule_retry(record);
+    schedule_retry(record, cause);
     return done(Error{error::RecordFailed, "run " + quote_value(record.run) + " was reaped (" +
                                                to_string(receipt.outcome) +
                                                ") but its receipt cannot be written: " + written.error().message});
@@ -55,11 +72,11 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   if (is_final(receipt.outcome))
     cancel_retry(record.run);
   else
-    schedule_retry(record);
+    schedule_retry(record, cause);
   done(std::move(receipt));
 }
 
-void FinalReaps::schedule_retry(const Record& record) {
+void FinalReaps::schedule_retry(const Record& record, Cause cause) {
   Retry& slot = retries_[record.run];
   slot.delay = slot.delay == Clock::duration::zero() ? retry_first_
                                                      : std::min<Clock::duration>(slot.delay * 2, kRetryMax);
@@ -67,9 +84,9 @@ void FinalReaps::schedule_retry(const Record& record) {
   log_run(spdlog::level::info, record,
           "reap pending; next try in " +
               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(slot.delay).count()) + " ms");
-  slot.timer = deps_.timers.add_timer(slot.delay, [this, run = record.run] {
+  slot.timer = deps_.timers.add_timer(slot.delay, [this, run = record.run, cause] {
     if (auto it = retries_.find(run); it != retries_.end()) it->second.timer = 0;
-    requeue_(run);
+    requeue_(run, cause);
   });
 }
 

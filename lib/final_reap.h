@@ -6,7 +6,10 @@
 // then, for a final outcome, the record goes to "reaped". A record found in "reaping" whose final
 // receipt for the same attempt is already written is only closed. If the fence or the receipt
 // cannot be written, or the outcome is pending_retry, the reap is tried again after kRetryFirst,
-// doubling up to kRetryMax (defaults.h), until it is final.
+// doubling up to kRetryMax (defaults.h), until it is final; a retry keeps the cause of the reap.
+// The cause (record.h) is the one of the path that asked, except that a run past its deadline
+// (created_at + timeout_usec) that exited, lost its owner or was reaped ended by its timeout: systemd's
+// RuntimeMaxSec may have ended it first.
 #pragma once
 
 #include "defaults.h"
@@ -26,26 +29,29 @@ class FinalReaps {
  public:
   // 'requeue' asks for a final reap of a run again, through its queue (for retries, the first after
   // 'retry_first').
-  FinalReaps(Deps& deps, Quarantine& quarantine, std::function<void(const std::string&)> requeue,
+  FinalReaps(Deps& deps, Quarantine& quarantine, std::function<void(const std::string&, Cause)> requeue,
              Clock::duration retry_first = kRetryFirst)
       : deps_(deps), records_(deps.store), quarantine_(quarantine), requeue_(std::move(requeue)),
         retry_first_(retry_first) {}
 
   // With the run's slot held: loads the record (an unreadable one is quarantined: RecordFailed);
   // a run with a final receipt gets that receipt, untouched; any other is reaped.
-  void reap(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done);
+  void reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
   // With the run's slot held: fences 'record' (or closes it, see above) and reaps it.
-  void reap_record(Record record, int signal, std::uint64_t grace_usec, Done<Receipt> done);
+  void reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
+  // The cause of the final reap of 'run' in progress, if one is.
+  std::optional<Cause> active_cause(const std::string& run) const;
 
  private:
   void reaped(Record record, Receipt receipt, Done<Receipt> done);
-  void schedule_retry(const Record& record);
+  void schedule_retry(const Record& record, Cause cause);
   void cancel_retry(const std::string& run);
 
   Deps& deps_;
   RunRecords records_;
   Quarantine& quarantine_;
-  std::function<void(const std::string&)> requeue_;
+  std::function<void(const std::string&, Cause)> requeue_;
+  std::map<std::string, Cause> active_;
   Clock::duration retry_first_;
   struct Retry {
     TimerId timer = 0;

@@ -46,7 +46,7 @@ void Launches::relaunch(Record old, ContainRequest req, Done<ContainReply> done)
   log_run(spdlog::level::info, old,
           "attempt is " + to_string(old.state) + "; reaping it before attempt " + std::to_string(old.attempt + 1));
   std::uint64_t grace = req.grace_usec;
-  ReapOp::start(deps_, old, grace, [this, old, req = std::move(req), done](Receipt r) mutable {
+  ReapOp::start(deps_, old, grace, Cause::Relaunched, [this, old, req = std::move(req), done](Receipt r) mutable {
     log_run(spdlog::level::info, old,
             "reaped before relaunch: " + to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")"));
     if (r.outcome == Outcome::PendingRetry)
@@ -66,9 +66,10 @@ void Launches::attempt(ContainRequest req, unsigned number, Done<ContainReply> d
       return done(reply);
     }
     // From now on the run ends with its owner (unless --keep).
-    if (auto rec = records_.load(run); rec && *rec)
+    if (auto rec = records_.load(run); rec && *rec) {
       owner_reaps_.watch(**rec);
-    else
+      deadlines_.arm(**rec);
+    } else
       spdlog::error("run {}: cannot read the record back to watch its owner: {}", run,
                     rec ? "it is gone" : rec.error().message);
     done(reply);
@@ -77,7 +78,7 @@ void Launches::attempt(ContainRequest req, unsigned number, Done<ContainReply> d
 
 void Launches::clean_attempt(Record rec, std::function<void(Receipt)> done) {
   owner_reaps_.unwatch(rec.run);
-  ReapOp::start(deps_, rec, 0, [this, rec, done](Receipt r) mutable {
+  ReapOp::start(deps_, rec, 0, Cause::Reaped, [this, rec, done](Receipt r) mutable {
     if (r.outcome != Outcome::PendingRetry && rec.state != RunState::Failed) {
       if (auto marked = records_.transition(rec, RunState::Failed); !marked)
         log_run(spdlog::level::err, rec, "cannot mark the attempt failed: " + marked.error().message);

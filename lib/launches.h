@@ -14,6 +14,7 @@
 #pragma once
 
 #include "contain.h"
+#include "deadlines.h"
 #include "deps.h"
 #include "owner_reaps.h"
 #include "quarantine.h"
@@ -28,8 +29,8 @@ namespace nerve {
 
 class Launches {
  public:
-  Launches(Deps& deps, Quarantine& quarantine, OwnerReaps& owner_reaps)
-      : deps_(deps), records_(deps.store), quarantine_(quarantine), owner_reaps_(owner_reaps) {}
+  Launches(Deps& deps, Quarantine& quarantine, OwnerReaps& owner_reaps, Deadlines& deadlines)
+      : deps_(deps), records_(deps.store), quarantine_(quarantine), owner_reaps_(owner_reaps), deadlines_(deadlines) {}
 
   // With the run's slot held. req.run must be valid and req.pid set from the caller's credentials.
   void contain(ContainRequest req, Done<ContainReply> done);
@@ -48,6 +49,7 @@ class Launches {
   RunRecords records_;
   Quarantine& quarantine_;
   OwnerReaps& owner_reaps_;
+  Deadlines& deadlines_;
   bool manager_answered_ = false;  // since the last failed launch
 };
 

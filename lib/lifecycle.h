@@ -7,6 +7,7 @@
 // take no slot. Every answer is a Result (result.h); manager_object.h puts this on the bus.
 #pragma once
 
+#include "deadlines.h"
 #include "deps.h"
 #include "final_reap.h"
 #include "launches.h"
@@ -36,14 +37,22 @@ class Lifecycle {
 
   // req.run must be valid (check_run_id) and req.pid set from the caller's credentials.
   void contain(ContainRequest req, Done<ContainReply> done);
-  // Final reap of 'run'. grace_usec 0: the grace given at launch.
+  // Final reap of 'run' (cause reaped). grace_usec 0: the grace given at launch.
   void reap(const std::string& run, std::uint64_t grace_usec, Done<Receipt> done) {
-    cancel(run, 0, grace_usec, std::move(done));
+    final_reap(run, 0, grace_usec, Cause::Reaped, std::move(done));
   }
-  // A final reap that first passes 'signal' to every process of the scope (0: StopUnit's TERM).
-  void cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done);
-  // A final reap nobody waits for (owner gone, retry, reap on exit); a failure is logged with 'why'.
-  void reap_in_background(const std::string& run, const std::string& why);
+  // A final reap (cause cancelled) that first passes 'signal' to every process of the scope (0: StopUnit's TERM).
+  void cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
+    final_reap(run, signal, grace_usec, Cause::Cancelled, std::move(done));
+  }
+  void final_reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
+  // A final reap nobody waits for (owner gone, retry, reap on exit, timeout); a failure is logged with 'why'.
+  void reap_in_background(const std::string& run, const std::string& why, Cause cause);
+  // Why the run ended or is ending, as RunExited tells it: the cause of its final reap in progress,
+  // else of its final receipt, else timeout past its deadline, else exited.
+  Cause exit_cause(const std::string& run);
+  // FreezeUnit (freeze) or ThawUnit on the scope of a running run.
+  void freezer(const std::string& run, bool freeze, Done<void> done);
   // Every record without a final receipt, once (reconcile.h).
   void reconcile(std::function<void(std::vector<ReconcileLine>)> done);
   // An attempt whose command never started (launches.h).
@@ -63,6 +72,7 @@ class Lifecycle {
   Quarantine quarantine_;
   FinalReaps reaps_;
   OwnerReaps owner_reaps_;
+  Deadlines deadlines_;
   Launches launches_;
   Reconciler reconciler_;
   RunQueries queries_;

@@ -161,7 +161,17 @@ pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
 }
 
 void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) {
-  final_reap(std::move(result), run, 0, grace_usec);
+  final_reap(std::move(result), run, 0, grace_usec, Cause::Reaped);
+}
+
+void ManagerObject::freezer(sdbus::Result<>&& result, const std::string& run, bool freeze) {
+  value_or_throw(check_run_id(run));
+  AsyncReply<> reply(std::move(result));
+  lifecycle_.freezer(run, freeze, [this, reply, run](Result<void> r) {
+    if (!r) return reply.error(r.error());
+    if (frozen_changed_) frozen_changed_(run);
+    reply();
+  });
 }
 
 void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
@@ -170,15 +180,15 @@ void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std
   check_grace(grace_usec);
   if (signal < 1 || signal > 64)
     throw_bus_error(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
-  final_reap(std::move(result), run, signal, grace_usec);
+  final_reap(std::move(result), run, signal, grace_usec, Cause::Cancelled);
 }
 
 void ManagerObject::final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
-                               uint64_t grace_usec) {
+                               uint64_t grace_usec, Cause cause) {
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   AsyncReply reply(std::move(result));
-  lifecycle_.cancel(run, signal, grace_usec, [reply](Result<Receipt> receipt) {
+  lifecycle_.final_reap(run, signal, grace_usec, cause, [reply](Result<Receipt> receipt) {
     if (!receipt) return reply.error(receipt.error());
     reply(to_string(receipt->outcome), to_json_text(*receipt));
   });

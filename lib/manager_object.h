@@ -33,11 +33,16 @@ class ManagerObject
                 ManagerSettings settings);
   using Manager_adaptor::emitRunExited;
   ~ManagerObject();
+  // Called with a run whose freezer state was changed by Freeze or Thaw (its object's Frozen).
+  void on_frozen_changed(std::function<void(const std::string&)> fn) { frozen_changed_ = std::move(fn); }
 
  private:
   void Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result, std::string run,
                uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) override;
   void Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) override;
+  void Freeze(sdbus::Result<>&& result, std::string run) override { freezer(std::move(result), run, true); }
+  void Thaw(sdbus::Result<>&& result, std::string run) override { freezer(std::move(result), run, false); }
+  void freezer(sdbus::Result<>&& result, const std::string& run, bool freeze);
   void Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
               uint64_t grace_usec) override;
   void Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run, std::vector<std::string> argv,
@@ -73,12 +78,13 @@ class ManagerObject
   RunControls default_controls() const;
   // Reap and Cancel.
   void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
-                  uint64_t grace_usec);
+                  uint64_t grace_usec, Cause cause);
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;
   Systemd& systemd_;
   ManagerSettings settings_;
+  std::function<void(const std::string&)> frozen_changed_;
 };
 
 }  // namespace nerve

@@ -147,7 +147,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit");
+  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited);
 }
 
 }  // namespace nerve

@@ -17,8 +17,6 @@
 
 namespace nerve {
 
-// "2026-11-30T06:17:47.123Z" (now_rfc3339's format; fractions optional) as a time; nullopt if malformed.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
 
 class Pruner {
  public:

@@ -71,7 +71,11 @@ class CgroupDir {
   std::uint64_t id() const { return id_; }
 
   // A folder removed meanwhile reads as not populated (a cgroup folder can only be removed when empty).
-  bool populated() const {
+  bool populated() const { return event_is_one("populated"); }
+  bool frozen() const { return event_is_one("frozen"); }
+
+ private:
+  bool event_is_one(const std::string& wanted) const {
     std::optional<std::string> text;
     try {
       text = read_file_at(fd_.get(), "cgroup.events", shown_ + "/cgroup.events");
@@ -83,10 +87,11 @@ class CgroupDir {
     std::istringstream in(*text);
     std::string key, value;
     while (in >> key >> value)
-      if (key == "populated") return value == "1";
+      if (key == wanted) return value == "1";
     return false;
   }
 
+ public:
   std::vector<pid_t> pids() const {
     std::vector<pid_t> out;
     collect_pids(fd_.get(), shown_, out, 0);
@@ -94,14 +99,19 @@ class CgroupDir {
   }
 
   // Writes "1" to cgroup.kill: SIGKILL to every process below, atomically.
-  bool kill() const {
-    int fd = ::openat(fd_.get(), "cgroup.kill", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return false;
-    Fd owned(fd);
-    return ::write(fd, "1", 1) == 1;
-  }
+  bool kill() const { return write_one("cgroup.kill", "1"); }
+  // Writes "0" to cgroup.freeze: the cgroup (and what is below it) is thawed.
+  bool thaw() const { return write_one("cgroup.freeze", "0"); }
+  Usage usage() const { return read_usage(fd_.get()); }
 
  private:
+  bool write_one(const char* file, const char* value) const {
+    int fd = ::openat(fd_.get(), file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    Fd owned(fd);
+    return ::write(fd, value, 1) == 1;
+  }
+
   CgroupDir(Fd fd, std::uint64_t id, std::string shown) : fd_(std::move(fd)), id_(id), shown_(std::move(shown)) {}
   Fd fd_;
   std::uint64_t id_ = 0;
@@ -141,14 +151,41 @@ std::vector<pid_t> RealCgroups::pids(const std::string& cgroup) {
   }
 }
 
+namespace {
+// Runs 'fn' on the folder of 'cgroup' once its id is checked to be 'expected_id'; nullopt if gone,
+// replaced or unreadable.
+template <typename Fn>
+auto with_checked_dir(const std::string& root, const std::string& cgroup, std::uint64_t expected_id, Fn fn)
+    -> std::optional<decltype(fn(std::declval<const CgroupDir&>()))> {
+  try {
+    auto dir = CgroupDir::open(root, cgroup);
+    if (!dir || expected_id == 0 || dir->id() != expected_id) return std::nullopt;
+    return fn(*dir);
+  } catch (const FsError&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
 bool RealCgroups::kill_if(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.kill(); }).value_or(false);
+}
+
+bool RealCgroups::thaw_if(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.thaw(); }).value_or(false);
+}
+
+bool RealCgroups::frozen(const std::string& cgroup) {
   try {
     auto dir = CgroupDir::open(root_, cgroup);
-    if (!dir || expected_id == 0 || dir->id() != expected_id) return false;
-    return dir->kill();
+    return dir && dir->frozen();
   } catch (const FsError&) {
     return false;
   }
+}
+
+std::optional<Usage> RealCgroups::usage(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.usage(); });
 }
 
 int RealCgroups::watch(const std::string& cgroup, std::function<void()> changed) {

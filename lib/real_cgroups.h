@@ -23,6 +23,9 @@ class RealCgroups : public Cgroups {
   Result<bool> populated(const std::string& cgroup) override;
   std::vector<pid_t> pids(const std::string& cgroup) override;
   bool kill_if(const std::string& cgroup, std::uint64_t expected_id) override;
+  std::optional<Usage> usage(const std::string& cgroup, std::uint64_t expected_id) override;
+  bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) override;
+  bool frozen(const std::string& cgroup) override;
   int watch(const std::string& cgroup, std::function<void()> changed) override;
   void unwatch(int handle) override;
   std::optional<std::string> member_of(pid_t pid) override;

@@ -7,16 +7,17 @@
 
 namespace nerve {
 
-void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done) {
-  auto op = std::make_shared<ReapOp>(deps, record, grace_usec, signal, std::move(done));
+void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done) {
+  auto op = std::make_shared<ReapOp>(deps, record, grace_usec, signal, cause, std::move(done));
   op->begin();
 }
 
-ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done)
+ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done)
     : deps_(deps),
       record_(record),
       grace_usec_(grace_usec ? grace_usec : record.grace_usec),
       signal_(signal == SIGTERM ? 0 : signal),
+      cause_(cause),
       done_(std::move(done)),
       started_(deps.timers.now()) {}
 
@@ -45,6 +46,7 @@ void ReapOp::decided(const Result<UnitState>& lookup) {
     case ReapAction::KillCgroup: {
       unit_stop_sent_ = true;  // the unit is unknown to systemd: nothing to stop
       watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+      snapshot(false);
       killed_ = true;
       deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
       timers_.push_back(deps_.timers.add_timer(kKillWait, guarded(&ReapOp::on_grace_over)));
@@ -56,7 +58,12 @@ void ReapOp::decided(const Result<UnitState>& lookup) {
 
 void ReapOp::stop_scope() {
   // Watch before anything can change, so no event falls between the watch and the first read.
-  if (!cgroup_.empty()) watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+  if (!cgroup_.empty()) {
+    watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+    snapshot(false);
+    // A frozen process handles no TERM until thawed: thaw first (writing 0 to a thawed cgroup is a no-op).
+    if (deps_.cgroups.thaw_if(cgroup_, record_.cgroup_id)) log_run(spdlog::level::debug, record_, "thawed " + cgroup_);
+  }
   send_stop();
   if (finished_) return;
   fault_point("after-stop");
@@ -124,7 +131,9 @@ void ReapOp::kill_cgroup() {
 void ReapOp::check_empty() {
   if (finished_ || cgroup_.empty()) return;
   // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
-  if (auto populated = deps_.cgroups.populated(cgroup_); !populated || *populated) return;
+  auto populated = deps_.cgroups.populated(cgroup_);
+  snapshot(populated && !*populated);
+  if (!populated || *populated) return;
   if (!unit_stop_sent_) {
     // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
     // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
@@ -132,6 +141,15 @@ void ReapOp::check_empty() {
     deps_.systemd.stop_unit(record_.unit, [](Result<void>) {});
   }
   finish(Outcome::Complete, "");
+}
+
+void ReapOp::snapshot(bool after_empty) {
+  if (cgroup_.empty()) return;
+  // systemd removes the folder soon after it empties: a failed read keeps the last snapshot.
+  if (auto u = deps_.cgroups.usage(cgroup_, record_.cgroup_id)) {
+    usage_ = std::move(u);
+    usage_final_ = after_empty;
+  }
 }
 
 bool ReapOp::populated() {
@@ -144,7 +162,10 @@ bool ReapOp::populated() {
 void ReapOp::on_grace_over() {
   if (cgroup_.empty())
     return finish(Outcome::PendingRetry, "the stop job of " + record_.unit + " did not end, and the unit has no cgroup to check");
-  if (!populated()) return finish(Outcome::Complete, "");
+  if (!populated()) {
+    snapshot(true);
+    return finish(Outcome::Complete, "");
+  }
   std::string pids;
   for (pid_t p : deps_.cgroups.pids(cgroup_)) pids += (pids.empty() ? "" : " ") + std::to_string(p);
   finish(Outcome::PendingRetry, "cgroup " + cgroup_ + " still holds processes after SIGKILL: " + pids);
@@ -164,6 +185,11 @@ void ReapOp::finish(Outcome outcome, std::string error) {
   r.outcome = outcome;
   r.error = std::move(error);
   r.killed = killed_;
+  r.cause = cause_;
+  bool oom = usage_ && usage_->oom_kills.value_or(0) > 0;
+  if (oom && (cause_ == Cause::Exited || cause_ == Cause::OwnerGone)) r.cause = Cause::Oom;
+  r.usage = usage_;
+  r.usage_final = usage_final_;
   r.duration_usec = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(deps_.timers.now() - started_).count());
   r.reaped_at = now_rfc3339();

@@ -11,7 +11,12 @@
 // grace is over, nerved itself sends KillUnit(all, SIGKILL) (so the receipt's "killed" is exact); one
 // second later, cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait
 // after the grace, the reap ends as pending_retry and names the pids left. Nothing sleeps; every
-// wait is a watch, a timer or a systemd call's completion. The op lives as long as one of its
+// wait is a watch, a timer or a systemd call's completion.
+// A frozen cgroup (Freeze) handles no signal but SIGKILL: the reap first thaws it (cgroup.freeze 0
+// through the checked folder fd). What the run used (usage.h) is read through the same checked fd
+// when the reap starts and on every cgroup.events change; the receipt keeps the last snapshot read,
+// and says whether it was read after the cgroup emptied (usage_final). Its cause is the one given,
+// or oom instead of exited / owner_gone when the snapshot counts an OOM kill. The op lives as long as one of its
 // callbacks is pending (each holds it); finish() cancels its timers and watch.
 #pragma once
 
@@ -30,12 +35,12 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
  public:
   using Done = std::function<void(Receipt)>;
   // grace_usec 0: the record's grace. signal 0 (or SIGTERM): StopUnit; another: KillUnit with it.
-  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Done done) {
-    start(deps, record, grace_usec, 0, std::move(done));
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Cause cause, Done done) {
+    start(deps, record, grace_usec, 0, cause, std::move(done));
   }
-  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done);
 
-  ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
+  ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done);
 
  private:
   void begin();
@@ -46,6 +51,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void kill_unit(int signo);
   void kill_cgroup();
   void check_empty();
+  void snapshot(bool after_empty);
   bool populated();
   void on_grace_over();
   void finish(Outcome outcome, std::string error);
@@ -56,7 +62,10 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   Record record_;
   std::uint64_t grace_usec_;
   int signal_;
+  Cause cause_;
   Done done_;
+  std::optional<Usage> usage_;
+  bool usage_final_ = false;
   Clock::time_point started_;
   std::string cgroup_;
   int watch_ = -1;

@@ -83,6 +83,7 @@ void Reconciler::one(const std::string& run, std::function<void(ReconcileLine)> 
 void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done) {
   const std::string run = rec.run;
   if (rec.state == RunState::Running) {
+    deadlines_.arm(rec);  // a deadline passed while nerved was down fires at once
     // A run without a known owner is treated like --keep: only an explicit reap ends it.
     if (!OwnerReaps::owned(rec))
       return done({run, ReconcileAction::Kept,
@@ -100,7 +101,7 @@ void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done)
 
 void Reconciler::reap(Record record, std::string why, std::function<void(ReconcileLine)> done) {
   std::string run = record.run;
-  reaps_.reap_record(std::move(record), 0, 0, [done, run, why](Result<Receipt> r) {
+  reaps_.reap_record(std::move(record), 0, 0, Cause::Reconciled, [done, run, why](Result<Receipt> r) {
     if (!r) return done({run, ReconcileAction::Reaped, why + "; " + r.error().message});
     done({run, ReconcileAction::Reaped,
           why + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});

@@ -36,9 +36,9 @@ struct ReconcileLine {
 class Reconciler {
  public:
   Reconciler(Deps& deps, RunQueue& queue, Quarantine& quarantine, FinalReaps& reaps, OwnerReaps& owner_reaps,
-             Launches& launches)
+             Launches& launches, Deadlines& deadlines)
       : deps_(deps), queue_(queue), quarantine_(quarantine), reaps_(reaps), owner_reaps_(owner_reaps),
-        launches_(launches) {}
+        launches_(launches), deadlines_(deadlines) {}
 
   // One pass over every run; 'done' gets its lines once every run's line is in.
   void pass(std::function<void(std::vector<ReconcileLine>)> done);
@@ -55,6 +55,7 @@ class Reconciler {
   FinalReaps& reaps_;
   OwnerReaps& owner_reaps_;
   Launches& launches_;
+  Deadlines& deadlines_;
 };
 
 }  // namespace nerve

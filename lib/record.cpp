@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <ctime>
 #include <type_traits>
 
@@ -58,6 +59,27 @@ std::optional<Outcome> outcome_from(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(Cause c) {
+  switch (c) {
+    case Cause::Exited: return "exited";
+    case Cause::Cancelled: return "cancelled";
+    case Cause::Timeout: return "timeout";
+    case Cause::Oom: return "oom";
+    case Cause::OwnerGone: return "owner_gone";
+    case Cause::Relaunched: return "relaunched";
+    case Cause::Reconciled: return "reconciled";
+    case Cause::Reaped: return "reaped";
+  }
+  return "unknown";
+}
+
+std::optional<Cause> cause_from(std::string_view s) {
+  for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
+                 Cause::Reconciled, Cause::Reaped})
+    if (to_string(c) == s) return c;
+  return std::nullopt;
+}
+
 std::string to_json_text(const Record& r) {
   json j = {{"version", r.version},
             {"run", r.run},
@@ -92,7 +114,10 @@ std::string to_json_text(const Receipt& r) {
             {"error", r.error},
             {"killed", r.killed},
             {"duration_usec", r.duration_usec},
-            {"reaped_at", r.reaped_at}};
+            {"reaped_at", r.reaped_at},
+            {"cause", r.cause ? json(to_string(*r.cause)) : json(nullptr)},
+            {"usage", r.usage ? json(*r.usage) : json(nullptr)},
+            {"usage_final", r.usage_final}};
   return j.dump(2) + "\n";
 }
 
@@ -180,6 +205,20 @@ Receipt parse_receipt(const std::string& text) {
   r.killed = j.value("killed", false);
   r.duration_usec = j.value("duration_usec", std::uint64_t{0});
   r.reaped_at = j.value("reaped_at", "");
+  // Receipts of the first version have no cause and no usage: both stay absent.
+  if (j.contains("cause") && !j["cause"].is_null()) {
+    auto c = j["cause"].is_string() ? cause_from(j["cause"].get<std::string>()) : std::nullopt;
+    if (!c) throw RecordCorrupt("receipt.json has an unknown cause " + j["cause"].dump());
+    r.cause = *c;
+  }
+  if (j.contains("usage") && j["usage"].is_object()) {
+    try {
+      r.usage = j["usage"].get<Usage>();
+    } catch (const json::exception& e) {
+      throw RecordCorrupt(std::string("receipt.json has an invalid usage: ") + e.what());
+    }
+  }
+  r.usage_final = j.value("usage_final", false);
   return r;
 }
 
@@ -193,6 +232,33 @@ std::string now_rfc3339() {
   char out[64];
   std::snprintf(out, sizeof out, "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
   return out;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  std::string s(text);
+  struct tm tm {};
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 || consumed != 19)
+    return std::nullopt;
+  std::size_t i = 19;
+  long millis = 0, scale = 1000;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+      if (scale > 1) millis += (s[i] - '0') * (scale /= 10);
+  if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::time_t t = ::timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t) + std::chrono::milliseconds(millis);
+}
+
+std::optional<std::chrono::system_clock::time_point> deadline(const Record& record) {
+  if (record.timeout_usec == 0) return std::nullopt;
+  auto created = parse_rfc3339(record.created_at);
+  if (!created) return std::nullopt;
+  return *created + std::chrono::microseconds(record.timeout_usec);
 }
 
 }  // namespace nerve

@@ -6,6 +6,9 @@
 // receipt is written. The receipt (receipt.json) is the reap's outcome. docs/records.md describes both.
 #pragma once
 
+#include "usage.h"
+
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -53,7 +56,8 @@ struct Record {
   Owner owner;
   std::vector<std::string> properties;  // the unit properties as given, "KEY=VALUE" (unit_properties.h)
   std::string slice;                    // the slice the scope was put into; "" in records before it was kept
-  std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope; 0 = none
+  std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope, and nerve's own deadline (deadlines.h): the run
+                                        // is ended (cause timeout) at created_at + this; 0 = none
   std::string parent;                   // the run this run was started inside (nested run); "" = none
   std::string created_at;  // RFC 3339, UTC
   std::string updated_at;
@@ -64,6 +68,13 @@ std::string to_string(Outcome o);
 std::optional<Outcome> outcome_from(std::string_view s);
 // complete, no_scope and refused are final: nothing more will be done for the run.
 inline bool is_final(Outcome o) { return o != Outcome::PendingRetry; }
+
+// Why a run ended, in receipt.json as "cause" (docs/records.md): the path that started its final reap.
+// Oom replaces Exited and OwnerGone when the usage snapshot counts an OOM kill; Timeout replaces
+// Exited, OwnerGone and Reaped once the run's deadline (created_at + timeout_usec) has passed.
+enum class Cause { Exited, Cancelled, Timeout, Oom, OwnerGone, Relaunched, Reconciled, Reaped };
+std::string to_string(Cause c);
+std::optional<Cause> cause_from(std::string_view s);
 
 struct Receipt {
   int version = kRecordVersion;
@@ -76,6 +87,9 @@ struct Receipt {
   bool killed = false;        // processes were left after the grace and were SIGKILLed
   std::uint64_t duration_usec = 0;
   std::string reaped_at;
+  std::optional<Cause> cause;  // absent in receipts written before causes existed
+  std::optional<Usage> usage;  // the last snapshot of the cgroup's accounting files, if one was read
+  bool usage_final = false;    // that snapshot was read after the cgroup had emptied
 };
 
 class RecordCorrupt : public std::runtime_error {
@@ -90,5 +104,10 @@ Record parse_record(const std::string& text);
 Receipt parse_receipt(const std::string& text);
 
 std::string now_rfc3339();
+// "2026-11-02T09:20:44.050Z" (what now_rfc3339 writes; UTC only; fractions optional) as a time point, or nullopt.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
+// When the run's timeout falls due: created_at + timeout_usec; nullopt without a timeout (or a
+// created_at that cannot be read).
+std::optional<std::chrono::system_clock::time_point> deadline(const Record& record);
 
 }  // namespace nerve

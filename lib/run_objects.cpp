@@ -13,8 +13,9 @@ std::string run_object_path(const std::string& run) {
 class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor,
                                                        sdbus::ManagedObject_adaptor> {
  public:
-  Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher)
-      : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher) {
+  Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups)
+      : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher),
+        cgroups_(cgroups) {
     registerAdaptor();
     last_ = snapshot();
     emitInterfacesAddedSignal();
@@ -34,6 +35,8 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
     if (now.state != last_.state) names.push_back("State");
     if (now.main_pid != last_.main_pid) names.push_back("MainPID");
     if (now.exit_status != last_.exit_status) names.push_back("ExitStatus");
+    if (now.cause != last_.cause) names.push_back("Cause");
+    if (now.frozen != last_.frozen) names.push_back("Frozen");
     last_ = now;
     if (!names.empty()) emitPropertiesChangedSignal(org::nerve::Lifecycle1::Run_adaptor::INTERFACE_NAME, names);
   }
@@ -43,11 +46,13 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
     std::string unit, invocation_id, cgroup, state;
     uint32_t main_pid = 0;
     int32_t exit_status = -1;
+    std::string cause;
+    bool frozen = false;
   };
   Snapshot snapshot() {
     Record r = record();
     return {r.unit, r.invocation_id, r.cgroup, to_string(r.state), static_cast<uint32_t>(r.leader_pid),
-            launcher_.exit_status(run_)};
+            launcher_.exit_status(run_), Cause(), Frozen()};
   }
 
   Record record() {
@@ -63,15 +68,25 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
   std::string State() override { return to_string(record().state); }
   uint32_t MainPID() override { return static_cast<uint32_t>(record().leader_pid); }
   int32_t ExitStatus() override { return launcher_.exit_status(run_); }
+  std::string Cause() override {
+    auto receipt = store_.load_receipt(run_);
+    if (!receipt || !*receipt || !is_final((*receipt)->outcome) || !(*receipt)->cause) return "";
+    return to_string(*(*receipt)->cause);
+  }
+  bool Frozen() override {
+    Record r = record();
+    return r.state == RunState::Running && !r.cgroup.empty() && cgroups_.frozen(r.cgroup);
+  }
 
   std::string run_;
   RunStore& store_;
   const ProcessLauncher& launcher_;
+  Cgroups& cgroups_;
   Snapshot last_;
 };
 
-RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher)
-    : bus_(bus), store_(store), launcher_(launcher) {}
+RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups)
+    : bus_(bus), store_(store), launcher_(launcher), cgroups_(cgroups) {}
 
 RunObjects::~RunObjects() = default;
 
@@ -90,7 +105,7 @@ void RunObjects::changed(const std::string& run) {
     return;
   }
   if (it == objects_.end()) {
-    objects_.emplace(run, std::make_unique<Object>(bus_, run, store_, launcher_));
+    objects_.emplace(run, std::make_unique<Object>(bus_, run, store_, launcher_, cgroups_));
     return;
   }
   it->second->changed();

@@ -7,6 +7,7 @@
 // values are read from the record when asked, so they are never stale.
 #pragma once
 
+#include "cgroups.h"
 #include "nerve-adaptor.h"
 #include "process_launcher.h"
 #include "run_store.h"
@@ -25,11 +26,11 @@ std::string run_object_path(const std::string& run);
 
 class RunObjects {
  public:
-  RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher);
+  RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups);
   ~RunObjects();
   // Makes objects for every run in the store (at startup).
   void add_all();
-  // The run's record or receipt changed (or it was removed).
+  // The run's record, receipt or freezer state changed (or it was removed).
   void changed(const std::string& run);
 
  private:
@@ -37,6 +38,7 @@ class RunObjects {
   sdbus::IConnection& bus_;
   RunStore& store_;
   const ProcessLauncher& launcher_;
+  Cgroups& cgroups_;
   std::map<std::string, std::unique_ptr<Object>> objects_;
 };
 

@@ -321,4 +321,15 @@ void SdbusSystemd::set_unit_properties(const std::string& unit, const std::vecto
       });
 }
 
+void SdbusSystemd::freezer(const std::string& unit, bool freeze, Done<void> done) {
+  impl_->manager->callMethodAsync(freeze ? "FreezeUnit" : "ThawUnit")
+      .onInterface(kManager)
+      .withArguments(unit)
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
+        if (err) return done(from(*err));
+        done({});
+      });
+}
+
 }  // namespace nerve

@@ -76,6 +76,9 @@ class Systemd {
   // SetUnitProperties(unit, runtime = false, properties): persistent (e.g. the limits of a slice).
   virtual void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
                                    Done<void> done) = 0;
+  // FreezeUnit(unit) when 'freeze', else ThawUnit(unit); systemd answers once the cgroup is frozen
+  // (or thawed).
+  virtual void freezer(const std::string& unit, bool freeze, Done<void> done) = 0;
 };
 
 struct SystemdOptions {
@@ -99,6 +102,7 @@ class SdbusSystemd : public Systemd {
   void kill_unit(const std::string& unit, int signo, Done<void> done) override;
   void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
                            Done<void> done) override;
+  void freezer(const std::string& unit, bool freeze, Done<void> done) override;
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 namespace nerve::ctl {
 
@@ -44,6 +45,9 @@ const OptionText kOptions[] = {
     {Opt::Timeout, "--timeout", "DURATION",
      "end the whole run after DURATION (RuntimeMaxSec of the scope), e.g. 90, 500ms, 10min"},
     {Opt::Slice, "--slice", "NAME", "put the scope into slice NAME (default: nerved's, nerve.slice)"},
+    {Opt::Signal, "--signal", "SIG",
+     "the signal sent first to every process of the run, by name (TERM, INT, HUP, KILL, ..., with or without "
+     "SIG) or number (default: TERM)"},
     {Opt::Json, "--json", "[=MODE]",
      "print the answer as JSON: MODE short (one line; plain --json), pretty (indented) or off (as without "
      "--json)"},
@@ -94,6 +98,19 @@ std::uint64_t parse_grace(const std::string& text) {
   return static_cast<std::uint64_t>(s * 1e6);
 }
 
+int parse_signal(const std::string& text) {
+  std::string name = text.rfind("SIG", 0) == 0 ? text.substr(3) : text;
+  for (int s = 1; s < 32; ++s)
+    if (const char* abbrev = sigabbrev_np(s); abbrev && name == abbrev) return s;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (errno || end == text.c_str() || *end || n < 1 || n > 64)
+    throw UsageError{"--signal takes a signal name (TERM, INT, KILL, ...) or a number from 1 to 64, not " +
+                     quote_value(text)};
+  return static_cast<int>(n);
+}
+
 std::string checked_run(const std::string& run) {
   if (auto why = run_id_problem(run)) throw UsageError{"invalid run id " + quote_value(run) + ": " + *why};
   return run;
@@ -104,7 +121,9 @@ struct Raw {
   std::string grace;
   std::string timeout;
   CLI::Option* timeout_opt = nullptr;
+  std::string signal;
   std::string run;
+  CLI::Option* signal_opt = nullptr;
   std::string json;
   CLI::Option* grace_opt = nullptr;
   CLI::Option* run_opt = nullptr;
@@ -117,6 +136,7 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
   for (Opt o : verb.options) {
     const OptionText& t = text_of(o);
     if (o == Opt::Grace) raw.grace_opt = sub->add_option(t.name, raw.grace, t.help)->type_name(t.value);
+    if (o == Opt::Signal) raw.signal_opt = sub->add_option(t.name, raw.signal, t.help)->type_name(t.value);
     if (o == Opt::Wait) sub->add_flag(t.name, a.wait, t.help);
     if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
     if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
@@ -168,6 +188,7 @@ void finish(const Verb& verb, CLI::App& sub, VerbArgs& a, Raw& raw, bool separat
   if (verb.operands != Operands::None && !has_run) throw UsageError{"missing RUN"};
   if (has_run) a.run = checked_run(raw.run);
   if (raw.grace_opt && raw.grace_opt->count() > 0) a.grace_usec = parse_grace(raw.grace);
+  if (raw.signal_opt && raw.signal_opt->count() > 0) a.signal = parse_signal(raw.signal);
   if (raw.json_opt && raw.json_opt->count() > 0) a.json = parse_json_mode(raw.json);
   if (verb.operands == Operands::RunAndCommand && (!separator || a.cmd.empty()))
     throw UsageError{"expected '-- CMD [ARG...]' after the run id"};

@@ -20,7 +20,7 @@ class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_pro
 
  private:
   // nervectl's verbs make calls only; engines that launch over the bus watch this signal.
-  void onRunExited(const std::string&, const int32_t&, const int32_t&) override {}
+  void onRunExited(const std::string&, const int32_t&, const int32_t&, const std::string&) override {}
 
   std::unique_ptr<sdbus::IConnection> bus_;
 };

@@ -48,7 +48,7 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Json, NoLegend };
+enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Signal, Json, NoLegend };
 
 // --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
 enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
@@ -75,6 +75,7 @@ struct VerbArgs {
   bool no_legend = false;  // list: no header, no "N runs listed." line
   RunControlArgs controls;
   std::string slice_operand;  // slice set: the slice ("" = nerve.slice)
+  int signal = 0;  // --signal, 0: not given
   std::vector<std::string> cmd;
 };
 

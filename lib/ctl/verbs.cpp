@@ -92,11 +92,42 @@ int slice(Context& ctx, const VerbArgs& a) {
   return 0;
 }
 
-int reap(Context& ctx, const VerbArgs& a) {
+// A figure of a receipt's usage: null when the kernel did not offer it.
+std::optional<double> figure(const json& usage, const char* key) {
+  if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number()) return std::nullopt;
+  return usage[key].get<double>();
+}
+
+// "cause: ..." and what the run used, as status and reap print them.
+void print_cause_and_usage(const json& r) {
+  if (r.contains("cause") && r["cause"].is_string()) std::printf("  cause:         %s\n", r["cause"].get<std::string>().c_str());
+  if (!r.contains("usage") || !r["usage"].is_object()) return;
+  const json& u = r["usage"];
+  auto user = figure(u, "cpu_user_usec"), sys = figure(u, "cpu_system_usec");
+  if (user && sys)
+    std::printf("  cpu:           %.1f s user, %.1f s system\n", *user / 1e6, *sys / 1e6);
+  else
+    std::printf("  cpu:           n/a\n");
+  if (auto peak = figure(u, "memory_peak_bytes"))
+    std::printf("  memory peak:   %.1f MiB\n", *peak / (1024.0 * 1024.0));
+  else
+    std::printf("  memory peak:   n/a (no memory controller)\n");
+  if (auto oom = figure(u, "oom_kills")) std::printf("  oom kills:     %.0f\n", *oom);
+  if (auto tasks = figure(u, "tasks_peak"))
+    std::printf("  tasks peak:    %.0f\n", *tasks);
+  else
+    std::printf("  tasks peak:    n/a (no pids controller)\n");
+  auto rd = figure(u, "io_read_bytes"), wr = figure(u, "io_write_bytes");
+  if (rd && wr)
+    std::printf("  io:            %.1f MiB read, %.1f MiB written\n", *rd / 1048576.0, *wr / 1048576.0);
+  else
+    std::printf("  io:            n/a (no io controller)\n");
+  if (!r.value("usage_final", false)) std::printf("  (usage read before the cgroup emptied: a lower bound)\n");
+}
+
+// Prints the receipt of a Reap or Cancel; the exit code its outcome gives.
+int print_receipt(const VerbArgs& a, const std::string& outcome, const std::string& receipt_text) {
   const std::string& run = a.run;
-  std::uint64_t grace = a.grace_usec;
-  ctx.allow_for_reap(grace);
-  auto [outcome, receipt_text] = ctx.client().Reap(run, grace);
   json r = json::parse(receipt_text);
   if (a.json) {
     print_json(r, a.json);
@@ -107,10 +138,33 @@ int reap(Context& ctx, const VerbArgs& a) {
     std::printf("  killed:        %s\n", r.value("killed", false) ? "yes (SIGKILL after the grace)" : "no");
     std::printf("  took:          %.1f ms\n", r.value("duration_usec", 0.0) / 1000.0);
     if (!r.value("error", "").empty()) std::printf("  reason:        %s\n", r.value("error", "").c_str());
+    print_cause_and_usage(r);
   }
   if (outcome == "complete" || outcome == "no_scope") return 0;
   if (outcome == "pending_retry") return kExitRetry;
   return kExitError;
+}
+
+int reap(Context& ctx, const VerbArgs& a) {
+  ctx.allow_for_reap(a.grace_usec);
+  auto [outcome, receipt_text] = ctx.client().Reap(a.run, a.grace_usec);
+  return print_receipt(a, outcome, receipt_text);
+}
+
+int cancel(Context& ctx, const VerbArgs& a) {
+  ctx.allow_for_reap(a.grace_usec);
+  auto [outcome, receipt_text] = ctx.client().Cancel(a.run, a.signal ? a.signal : SIGTERM, a.grace_usec);
+  return print_receipt(a, outcome, receipt_text);
+}
+
+int freeze(Context& ctx, const VerbArgs& a) {
+  ctx.client().Freeze(a.run);
+  return 0;
+}
+
+int thaw(Context& ctx, const VerbArgs& a) {
+  ctx.client().Thaw(a.run);
+  return 0;
 }
 
 // GetRun's answer, or nullopt (and the message on stderr) when nerved knows no such run.
@@ -141,6 +195,7 @@ void print_status(const std::string& run, const json& s) {
   if (s["receipt"].is_object())
     std::printf("  receipt:       %s%s\n", s["receipt"].value("outcome", "").c_str(),
                 s["receipt"].value("error", "").empty() ? "" : (" (" + s["receipt"].value("error", "") + ")").c_str());
+  if (s["receipt"].is_object()) print_cause_and_usage(s["receipt"]);
 }
 
 // Running as systemctl means it: the record says running and the scope is live, ours and active.
@@ -278,6 +333,11 @@ const std::vector<Verb>& verbs() {
        Operands::RunAndCommand, launch},
       {"reap", "stop RUN's scope, confirm it is empty, print the receipt", {Opt::Grace, Opt::Json}, Operands::Run,
        reap},
+      {"cancel", "send --signal (default TERM) to every process of RUN, SIGKILL after the grace, print the receipt",
+       {Opt::Signal, Opt::Grace, Opt::Json}, Operands::Run, cancel},
+      {"freeze", "freeze every process of RUN (FreezeUnit); a frozen run can still be reaped", {}, Operands::Run,
+       freeze},
+      {"thaw", "thaw a frozen RUN (ThawUnit)", {}, Operands::Run, thaw},
       {"status", "show RUN's record and its live state; exit 0 if it is running, 3 if not, 4 if unknown",
        {Opt::Json}, Operands::Run, status},
       {"list", "list the runs: state, unit, live processes, age, outcome", {Opt::Json, Opt::NoLegend},

@@ -74,6 +74,7 @@ struct Exited {
   std::string run;
   int exit_code;
   int signal;
+  std::string cause;
 };
 
 class AnEngine : public NervedTest {
@@ -90,8 +91,8 @@ class AnEngine : public NervedTest {
   void connect() {
     bus_ = sdbus::createSessionBusConnection();
     manager_ = sdbus::createProxy(*bus_, kService, kManagerPath);
-    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig) {
-      exited_.push_back({run, code, sig});
+    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig, const std::string& cause) {
+      exited_.push_back({run, code, sig, cause});
     });
     manager_->finishRegistration();
   }
@@ -282,6 +283,7 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
       << "no RunExited for r1 within " << kEventTimeout.count() << " ms";
   EXPECT_EQ(exited_of("r1")->exit_code, 3);
   EXPECT_EQ(exited_of("r1")->signal, 0);
+  EXPECT_EQ(exited_of("r1")->cause, "exited");
   EXPECT_TRUE(pump_until([&] { return saw_state("r1", "reaped"); }))
       << "no PropertiesChanged with State reaped; states seen: " << ::testing::PrintToString(states_["r1"]);
   EXPECT_EQ(states_["r1"].back(), "reaped") << ::testing::PrintToString(states_["r1"]);
@@ -295,6 +297,9 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json"));
   Receipt r = receipt("r1");
   EXPECT_THAT(to_string(r.outcome), AnyOf("complete", "no_scope")) << r.error;
+  ASSERT_TRUE(r.cause.has_value()) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "exited");
+  EXPECT_EQ(run_property<std::string>("r1", "Cause"), "exited");
   Record rec = record("r1");
   EXPECT_EQ(to_string(rec.state), "reaped");
   EXPECT_EQ(rec.leader_pid, launched.second);
@@ -728,6 +733,38 @@ TEST_P(AnEngineRetryingAFailedExec, CanLaunchTheSameRunIdAgain) {
 INSTANTIATE_TEST_SUITE_P(AfterExecFailed, AnEngineRetryingAFailedExec,
                          ::testing::Values("MissingCommandInPath", "MissingCommandByPath", "NotExecutable"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace nerve::itest
+
+namespace nerve::itest {
+namespace {
+
+// Issue 10 item 3: a run with timeout_usec is ended by nerved itself at created_at + timeout, the
+// whole escaper tree, and its receipt says complete with cause timeout.
+TEST_F(AnEngine, RunWithATimeoutIsEndedWholeByItselfWithCauseTimeout) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  Options options = launch_options();
+  options["grace_usec"] = sdbus::Variant(kShortGraceUsec);
+  options["timeout_usec"] = sdbus::Variant(std::uint64_t{1'000'000});
+  auto started = Clock::now();
+  launch("r1", {kEscaper, "--markers", markers}, STDERR_FILENO, options);
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
+  EXPECT_EQ(record("r1").timeout_usec, 1'000'000u);
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", 6000ms)) << "no receipt 6 s after a 1 s timeout";
+  EXPECT_GE(Clock::now() - started, 900ms) << "ended before its timeout";
+  for (const auto& [role, pid] : pids) EXPECT_TRUE(wait_gone(pid, 2000ms)) << role << ": " << describe_process(pid);
+  ASSERT_TRUE(pump_until([&] { return exited_of("r1").has_value(); }));
+  EXPECT_EQ(exited_of("r1")->cause, "timeout");
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "timeout");
+}
 
 }  // namespace
 }  // namespace nerve::itest

@@ -253,3 +253,71 @@ TEST_F(AReap, TwiceReturnsTheSameReceiptTheSecondTime) {
 
 }  // namespace
 }  // namespace nerve::itest
+
+namespace nerve::itest {
+namespace {
+
+// Issue 10: timeouts, freeze and cancel end the whole escaper tree, and the receipt says why.
+class ARunControl : public NervedTest {
+ protected:
+  // Launches the escaper tree for r1 (nervectl launch in the background) and waits for its markers.
+  std::map<std::string, pid_t> launch_escaper(const std::string& markers) {
+    EXPECT_EQ(::mkdir(markers.c_str(), 0700), 0);
+    ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
+    auto pids = await_markers(markers);
+    EXPECT_EQ(pids.size(), 4u);
+    for (const auto& [role, pid] : pids) EXPECT_TRUE(alive(pid)) << role;
+    return pids;
+  }
+  void expect_all_gone(const std::map<std::string, pid_t>& pids) {
+    for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
+  }
+};
+
+TEST_F(ARunControl, CancelFromTheCommandLineSendsItsSignalAndRecordsTheCause) {
+  auto pids = launch_escaper(path("markers"));
+  ASSERT_FALSE(HasFailure());
+  Output bad = ctl({"cancel", "--signal", "NOPE", "r1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("'NOPE'"));
+  Output c = ctl({"cancel", "--signal", "INT", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_THAT(c.out, HasSubstr("run r1: complete"));
+  EXPECT_THAT(c.out, HasSubstr("cause:         cancelled"));
+  EXPECT_THAT(c.out, HasSubstr("cpu:"));
+  expect_all_gone(pids);
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause);
+  EXPECT_EQ(to_string(*r.cause), "cancelled");
+  ASSERT_TRUE(r.usage) << "no usage snapshot in the receipt";
+  EXPECT_TRUE(r.usage->cpu_usage_usec.has_value()) << "cpu.stat is always there on cgroup2";
+  EXPECT_FALSE(r.usage->memory_peak_bytes.has_value() && *r.usage->memory_peak_bytes == 0)
+      << "an absent figure must be null, never 0";
+}
+
+TEST_F(ARunControl, AFrozenEscaperTreeIsFrozenAndStillReapedCompletely) {
+  auto pids = launch_escaper(path("markers"));
+  ASSERT_FALSE(HasFailure());
+  Record rec = record("r1");
+  Output f = ctl({"freeze", "r1"});
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  auto events = read_file(cgroup_folder(rec.cgroup) + "/cgroup.events").value_or("");
+  EXPECT_THAT(events, HasSubstr("frozen 1")) << "FreezeUnit returned but the cgroup is not frozen";
+  Output r = ctl({"reap", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("run r1: complete"));
+  EXPECT_LT(r.took, kShortGrace + 3000ms);
+  expect_all_gone(pids);
+  Receipt receipt_r1 = receipt("r1");
+  EXPECT_EQ(to_string(receipt_r1.outcome), "complete") << receipt_r1.error;
+  EXPECT_TRUE(receipt_r1.killed) << "the TERM ignorer can only go by SIGKILL";
+  ASSERT_TRUE(receipt_r1.cause);
+  EXPECT_EQ(to_string(*receipt_r1.cause), "reaped");
+  Output again = ctl({"thaw", "r1"});
+  EXPECT_EQ(again.exit_code, 1) << "thaw of a reaped run must fail with RunFinished: " << again.out << again.err;
+  EXPECT_THAT(again.err, HasSubstr("RunFinished"));
+}
+
+}  // namespace
+}  // namespace nerve::itest

@@ -28,6 +28,7 @@ class MockSystemd : public Systemd {
   MOCK_METHOD(Result<std::vector<std::string>>, list_scopes, (const std::string& pattern));
   MOCK_METHOD(Result<void>, kill_unit, (const std::string& unit, int signo));
   MOCK_METHOD(Result<void>, set_unit_properties, (const std::string& unit, const std::vector<UnitProperty>& properties));
+  MOCK_METHOD(Result<void>, freezer, (const std::string& unit, bool freeze));
   MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, Done<void> done), (override));
   MOCK_METHOD(void, stop_unit, (const std::string& unit, Done<void> done), (override));
 
@@ -57,6 +58,7 @@ class MockSystemd : public Systemd {
                            Done<void> done) override {
     done(set_unit_properties(unit, properties));
   }
+  void freezer(const std::string& unit, bool freeze, Done<void> done) override { done(freezer(unit, freeze)); }
 
   static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };
@@ -67,6 +69,9 @@ class MockCgroups : public Cgroups {
   MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
   MOCK_METHOD(bool, kill_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(std::optional<Usage>, usage, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(bool, thaw_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
+  MOCK_METHOD(bool, frozen, (const std::string& cgroup), (override));
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
   MOCK_METHOD(void, unwatch, (int handle), (override));
   MOCK_METHOD(std::optional<std::string>, member_of, (pid_t pid), (override));

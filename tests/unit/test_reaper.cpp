@@ -52,8 +52,8 @@ class AReapOp : public ::testing::Test, protected test::World {
     EXPECT_CALL(systemd, kill_unit).Times(AnyNumber());
   }
 
-  void reap(std::uint64_t grace_usec = 0, int signal = 0) {
-    ReapOp::start(deps, record, grace_usec, signal, [this](Receipt r) {
+  void reap(std::uint64_t grace_usec = 0, int signal = 0, Cause cause = Cause::Reaped) {
+    ReapOp::start(deps, record, grace_usec, signal, cause, [this](Receipt r) {
       receipt = std::move(r);
       ++receipts;
     });

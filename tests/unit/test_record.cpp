@@ -224,3 +224,64 @@ TEST(ParseReceipt, ReadsAReceiptOfVersion1) {
   EXPECT_TRUE(r.killed);
   expect_every_field_read(json::parse(text), json::parse(to_json_text(r)));
 }
+
+// A receipt of version 1 has no cause and no usage: they stay absent (written as null), not invented.
+TEST(ParseReceipt, AVersion1ReceiptHasNoCauseAndNoUsage) {
+  Receipt r = parse_receipt(fixture("receipt-v1.json"));
+  EXPECT_FALSE(r.cause.has_value());
+  EXPECT_FALSE(r.usage.has_value());
+  json back = json::parse(to_json_text(r));
+  EXPECT_TRUE(back.at("cause").is_null());
+  EXPECT_TRUE(back.at("usage").is_null());
+}
+
+TEST(ParseReceipt, KeepsCauseAndUsageWithNullsForAbsentFigures) {
+  Receipt r;
+  r.run = "r";
+  r.outcome = Outcome::Complete;
+  r.cause = Cause::Timeout;
+  r.usage = Usage{};
+  r.usage->cpu_user_usec = 1200000;
+  r.usage_final = true;
+  json j = json::parse(to_json_text(r));
+  EXPECT_EQ(j.at("cause"), "timeout");
+  EXPECT_EQ(j.at("usage").at("cpu_user_usec"), 1200000);
+  EXPECT_TRUE(j.at("usage").at("memory_peak_bytes").is_null());
+  Receipt back = parse_receipt(to_json_text(r));
+  EXPECT_EQ(back.cause, Cause::Timeout);
+  EXPECT_EQ(back.usage, r.usage);
+  EXPECT_TRUE(back.usage_final);
+}
+
+TEST(ParseReceipt, RefusesAnUnknownCause) {
+  json j = json::parse(fixture("receipt-v1.json"));
+  j["cause"] = "bored";
+  EXPECT_THROW(parse_receipt(j.dump()), RecordCorrupt);
+}
+
+TEST(Cause, EveryCauseHasItsJsonString) {
+  for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
+                 Cause::Reconciled, Cause::Reaped})
+    EXPECT_EQ(cause_from(to_string(c)), c);
+  EXPECT_EQ(to_string(Cause::OwnerGone), "owner_gone");
+}
+
+TEST(ParseRfc3339, ReadsWhatNowRfc3339Writes) {
+  auto t = parse_rfc3339("2026-11-02T09:20:44.050Z");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count(), 1793611244050);
+  auto now = parse_rfc3339(now_rfc3339());
+  ASSERT_TRUE(now);
+  EXPECT_LT(std::chrono::abs(std::chrono::system_clock::now() - *now), std::chrono::seconds(2));
+  EXPECT_FALSE(parse_rfc3339("yesterday"));
+  EXPECT_FALSE(parse_rfc3339("2026-11-02T09:20:44.050+01:00"));
+}
+
+TEST(Deadline, IsCreatedAtPlusTheTimeout) {
+  Record r;
+  r.created_at = "2026-11-02T09:20:44.050Z";
+  EXPECT_FALSE(deadline(r));
+  r.timeout_usec = 1500000;
+  ASSERT_TRUE(deadline(r));
+  EXPECT_EQ(*deadline(r) - *parse_rfc3339(r.created_at), std::chrono::milliseconds(1500));
+}

@@ -90,16 +90,17 @@ void Lifecycle::recover(const std::string& run) {
 
 void Lifecycle::contain(ContainRequest req, ContainDone done) {
   std::string run = req.run;
-  queue_.submit(run, [this, run, req = std::move(req), done = std::move(done)](std::function<void()> release) mutable {
-    contain_locked(std::move(req), [this, run, done = std::move(done), release](auto reply, auto err) {
-      if (reply) {
-        // From now on the run ends with its owner (unless --keep).
-        try {
-          if (auto rec = deps_.store.load(run)) watch_owner(*rec);
-        } catch (const std::exception& e) {
-          spdlog::error("run {}: cannot read the record back to watch its owner: {}", run, e.what());
-        }
-      }
+  // What watch_owner needs, from the request: reading the record back could fail (out of fds) and
+  // leave a running run unwatched.
+  Record watched;
+  watched.run = run;
+  watched.state = RunState::Running;
+  watched.keep = req.keep;
+  watched.owner = req.owner;
+  queue_.submit(run, [this, watched, req = std::move(req), done = std::move(done)](std::function<void()> release) mutable {
+    contain_locked(std::move(req), [this, watched, done = std::move(done), release](auto reply, auto err) {
+      // From now on the run ends with its owner (unless --keep).
+      if (reply) watch_owner(watched);
       release();
       done(std::move(reply), std::move(err));
     });
@@ -153,8 +154,10 @@ void Lifecycle::watch_owner(const Record& record) {
   std::string run = record.run;
   deps_.owners.watch(run, record.owner, [this, run, owner = record.owner] {
     spdlog::info("run {}: {} is gone; reaping the run", run, describe(owner));
-    reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
-      if (err) spdlog::error("run {}: reap after owner exit failed: {}", run, err->message);
+    reap(run, 0, [this, run](std::optional<Receipt>, std::optional<BusError> err) {
+      if (!err) return;
+      spdlog::error("run {}: reap after owner exit failed: {}", run, err->message);
+      if (err->name != error::NoSuchRun) retry_unless_pending(run);  // e.g. out of fds: the run must still end
     });
   });
 }
@@ -255,6 +258,11 @@ void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, 
   });
 }
 
+void Lifecycle::retry_unless_pending(const std::string& run) {
+  if (auto it = retries_.find(run); it != retries_.end() && it->second.first) return;
+  schedule_retry(run);
+}
+
 void Lifecycle::schedule_retry(const std::string& run) {
   auto& slot = retries_[run];
   Clock::duration delay = slot.second == Clock::duration::zero() ? Clock::duration(kRetryFirst)
@@ -265,8 +273,10 @@ void Lifecycle::schedule_retry(const std::string& run) {
                std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
   slot.first = deps_.timers.add_timer(delay, [this, run] {
     if (auto it = retries_.find(run); it != retries_.end()) it->second.first = 0;
-    reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
-      if (err) spdlog::error("run {}: retried reap failed: {}", run, err->message);
+    reap(run, 0, [this, run](std::optional<Receipt>, std::optional<BusError> err) {
+      if (!err) return;
+      spdlog::error("run {}: retried reap failed: {}", run, err->message);
+      if (err->name != error::NoSuchRun) retry_unless_pending(run);
     });
   });
 }
@@ -317,7 +327,9 @@ void Lifecycle::reconcile_locked(const std::string& run, std::function<void(Reco
   } catch (const RecordCorrupt& e) {
     return done({run, "quarantined", std::string(e.what()) + "; moved to " + quarantine(run)});
   } catch (const std::exception& e) {
-    return done({run, "skipped", e.what()});
+    // Unreadable for now (out of fds, ...): the run must not stay unwatched; look at it again later.
+    retry_reconcile(run);
+    return done({run, "skipped", std::string(e.what()) + "; trying again later"});
   }
   if (!record) return done({run, "skipped", "no lifecycle.json"});
   Record rec = std::move(*record);
@@ -351,6 +363,22 @@ void Lifecycle::reconcile_locked(const std::string& run, std::function<void(Reco
   clean_attempt(rec, [done, run, attempt = rec.attempt](Receipt r) {
     done({run, "cleaned", "attempt " + std::to_string(attempt) + " never started its command: " +
                               to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
+  });
+}
+
+void Lifecycle::retry_reconcile(const std::string& run) {
+  auto& delay = reconcile_retries_[run];
+  delay = delay == Clock::duration::zero() ? Clock::duration(kRetryFirst)
+                                           : std::min<Clock::duration>(delay * 2, kRetryMax);
+  deps_.timers.add_timer(delay, [this, run] {
+    queue_.submit(run, [this, run](std::function<void()> release) {
+      reconcile_locked(run, [this, release](ReconcileLine line) {
+        spdlog::info("reconcile (again): run {}: {}{}", line.run, line.action, line.detail.empty() ? "" : ": " + line.detail);
+        if (line.action != "skipped" || line.detail.find("trying again") == std::string::npos)
+          reconcile_retries_.erase(line.run);
+        release();
+      });
+    });
   });
 }
 

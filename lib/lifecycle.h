@@ -79,6 +79,10 @@ class Lifecycle {
   void clean_attempt(Record record, std::function<void(Receipt)> done);
   void watch_owner(const Record& record);
   void schedule_retry(const std::string& run);
+  // A reap nerved started itself failed before it could begin (the record unreadable for now): retry.
+  void retry_unless_pending(const std::string& run);
+  // A record that could not be read at reconciliation (not corrupt: e.g. out of fds) is looked at again.
+  void retry_reconcile(const std::string& run);
   // Moves an unreadable lifecycle.json aside (returns where it went), then recovers a live scope.
   std::string quarantine(const std::string& run);
   // Writes a new record for the newest live scope of the run found by its name and Description.
@@ -87,6 +91,7 @@ class Lifecycle {
   Deps deps_;
   RunQueue queue_;
   std::map<std::string, std::pair<TimerId, Clock::duration>> retries_;
+  std::map<std::string, Clock::duration> reconcile_retries_;
 };
 
 }  // namespace nerve

@@ -23,6 +23,16 @@ ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int s
       started_(deps.timers.now()) {}
 
 void ReapOp::begin() {
+  // An unexpected failure (out of fds reading the cgroup tree, ...) is this reap's pending_retry,
+  // never an exception out of the event loop.
+  try {
+    decide_and_act();
+  } catch (const std::exception& e) {
+    finish(Outcome::PendingRetry, std::string("reap of ") + record_.unit + " failed: " + e.what());
+  }
+}
+
+void ReapOp::decide_and_act() {
   // Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
   Lookup lookup;
   if (record_.boot_id == deps_.boot_id && !record_.unit.empty()) lookup = deps_.systemd.lookup(record_.unit);
@@ -104,7 +114,13 @@ void ReapOp::send_stop() {
 
 void ReapOp::kill_cgroup() {
   killed_ = true;
-  if (deps_.cgroups.kill_if(cgroup_, record_.cgroup_id))
+  bool written = false;
+  try {
+    written = deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
+  } catch (const std::exception& e) {
+    spdlog::warn("run {} unit {}: cannot open cgroup {}: {}", record_.run, record_.unit, cgroup_, e.what());
+  }
+  if (written)
     spdlog::info("run {} unit {}: wrote cgroup.kill in {}", record_.run, record_.unit, cgroup_);
   else
     spdlog::warn("run {} unit {}: cgroup.kill not written (cgroup {} gone, replaced or unsupported)",
@@ -113,7 +129,7 @@ void ReapOp::kill_cgroup() {
 
 void ReapOp::check_empty() {
   if (finished_ || cgroup_.empty()) return;
-  if (deps_.cgroups.populated(cgroup_)) return;
+  if (populated()) return;
   if (!unit_stop_sent_) {
     // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
     // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
@@ -124,8 +140,15 @@ void ReapOp::check_empty() {
 }
 
 bool ReapOp::populated() {
-  // Without a known cgroup nothing can be confirmed empty: take it as populated.
-  return cgroup_.empty() || deps_.cgroups.populated(cgroup_);
+  // Without a known cgroup nothing can be confirmed empty: take it as populated. So is a cgroup whose
+  // state cannot be read now (out of fds): the grace timers run on and decide.
+  if (cgroup_.empty()) return true;
+  try {
+    return deps_.cgroups.populated(cgroup_);
+  } catch (const std::exception& e) {
+    spdlog::warn("run {} unit {}: cannot read cgroup {}: {}", record_.run, record_.unit, cgroup_, e.what());
+    return true;
+  }
 }
 
 void ReapOp::on_grace_over() {
@@ -134,7 +157,12 @@ void ReapOp::on_grace_over() {
     return finish(Outcome::PendingRetry, "the stop job of " + record_.unit + " did not end, and the unit has no cgroup to check");
   if (!populated()) return finish(Outcome::Complete, "");
   std::string pids;
-  for (pid_t p : deps_.cgroups.pids(cgroup_)) pids += (pids.empty() ? "" : " ") + std::to_string(p);
+  std::vector<pid_t> left;
+  try {
+    left = deps_.cgroups.pids(cgroup_);
+  } catch (const std::exception&) {
+  }
+  for (pid_t p : left) pids += (pids.empty() ? "" : " ") + std::to_string(p);
   finish(Outcome::PendingRetry, "cgroup " + cgroup_ + " still holds processes after SIGKILL: " + pids);
 }
 

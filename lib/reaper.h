@@ -42,6 +42,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void stop_scope(const std::string& cgroup);
   void send_stop();
   void kill_cgroup();
+  void decide_and_act();
   void check_empty();
   bool populated();
   void on_grace_over();

@@ -21,6 +21,7 @@ inline constexpr const char* RunNotFinished = "org.nerve.Lifecycle1.Error.RunNot
 inline constexpr const char* RunBusy = "org.nerve.Lifecycle1.Error.RunBusy";
 inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed";
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
+inline constexpr const char* Internal = "org.nerve.Lifecycle1.Error.Internal";
 
 // Raises sdbus::Error(name, message). In a method handler it becomes the error reply.
 [[noreturn]] void raise(const char* name, const std::string& message);

@@ -18,6 +18,20 @@ namespace nerve {
 namespace {
 constexpr std::uint64_t kMaxGraceUsec = 3600ull * 1'000'000;
 
+// The catch of every handler: a named error stays as it is; any other exception (a bug, or a resource
+// failure such as no fds left) becomes Error.Internal for this one call, and nerved goes on.
+[[noreturn]] void rethrow_named(const char* method) {
+  try {
+    throw;
+  } catch (const sdbus::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    spdlog::error("{}: unexpected failure: {}", method, e.what());
+    error::raise(error::Internal, std::string(method) + " failed inside nerved: " + e.what() +
+                                      "; nothing more was done for this call, try again");
+  }
+}
+
 void check_grace(std::uint64_t grace_usec) {
   if (grace_usec > kMaxGraceUsec)
     error::raise(error::InvalidArgument,
@@ -33,7 +47,7 @@ ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, Proc
 ManagerObject::~ManagerObject() { unregisterAdaptor(); }
 
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
-                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) {
+                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
   require_valid_run_id(run);
   check_grace(grace_usec);
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
@@ -80,21 +94,27 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
     shared->returnResults(reply->unit, reply->invocation_id, reply->cgroup, reply->attempt);
   });
+} catch (...) {
+  rethrow_named("Contain");
 }
 
-void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) {
+void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) try {
   require_valid_run_id(run);
+  require_same_uid("Reap");
   check_grace(grace_usec);
   auto shared = std::make_shared<sdbus::Result<std::string, std::string>>(std::move(result));
   lifecycle_.reap(run, grace_usec, [shared](std::optional<Receipt> receipt, std::optional<BusError> err) {
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
     shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
   });
+} catch (...) {
+  rethrow_named("Reap");
 }
 
 void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
-                           uint64_t grace_usec) {
+                           uint64_t grace_usec) try {
   require_valid_run_id(run);
+  require_same_uid("Cancel");
   check_grace(grace_usec);
   if (signal < 1 || signal > 64)
     error::raise(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
@@ -103,6 +123,8 @@ void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
     shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
   });
+} catch (...) {
+  rethrow_named("Cancel");
 }
 
 pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
@@ -118,7 +140,7 @@ pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
 
 void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run,
                            std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
-                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) {
+                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
   require_valid_run_id(run);
   if (argv.empty() || argv[0].empty()) error::raise(error::InvalidArgument, "argv must name a command");
   for (const auto& e : env)
@@ -168,9 +190,11 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
     if (err) return shared->returnError(sdbus::Error(err->name, err->message));
     shared->returnResults(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
   });
+} catch (...) {
+  rethrow_named("Launch");
 }
 
-sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {
+sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) try {
   require_valid_run_id(run);
   std::optional<Record> rec;
   try {
@@ -180,9 +204,12 @@ sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {
   }
   if (!rec) error::raise(error::NoSuchRun, "no run " + quote_value(run));
   return sdbus::ObjectPath(run_object_path(run));
+} catch (...) {
+  rethrow_named("GetRunPath");
 }
 
-void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) {
+void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) try {
+  require_same_uid("Reconcile");
   auto shared = std::make_shared<sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>>(
       std::move(result));
   lifecycle_.reconcile([shared](std::vector<ReconcileLine> lines) {
@@ -190,16 +217,37 @@ void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::strin
     for (auto& l : lines) out.emplace_back(l.run, l.action, l.detail);
     shared->returnResults(out);
   });
+} catch (...) {
+  rethrow_named("Reconcile");
 }
 
-void ManagerObject::Forget(const std::string& run) { lifecycle_.forget(run); }
+void ManagerObject::Forget(const std::string& run) try {
+  require_same_uid("Forget");
+  lifecycle_.forget(run);
+} catch (...) {
+  rethrow_named("Forget");
+}
 
-std::string ManagerObject::GetRun(const std::string& run) { return lifecycle_.status_json(run); }
+std::string ManagerObject::GetRun(const std::string& run) try {
+  return lifecycle_.status_json(run);
+} catch (...) {
+  rethrow_named("GetRun");
+}
 
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() {
+void ManagerObject::require_same_uid(const char* method) {
+  // A per-user bus lets only this uid connect; the check is cheap and says so if that ever changes.
+  uid_t uid = getObject().getCurrentlyProcessedMessage()->getCredsUid();
+  if (uid != ::getuid())
+    error::raise(error::AccessDenied, std::string(method) + ": caller uid " + std::to_string(uid) +
+                                          " is not nerved's uid " + std::to_string(::getuid()));
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() try {
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
   for (auto& s : lifecycle_.list()) out.emplace_back(s.run, s.state, s.unit, s.outcome);
   return out;
+} catch (...) {
+  rethrow_named("ListRuns");
 }
 
 std::string ManagerObject::RunsDirectory() { return lifecycle_.deps().store.path(); }

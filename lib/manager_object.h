@@ -28,6 +28,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
               uint64_t grace_usec) override;
   // The pid of the process behind a bus name, or 0.
   pid_t pid_of_bus_name(const std::string& name);
+  // AccessDenied unless the current message comes from nerved's own uid.
+  void require_same_uid(const char* method);
   void Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run, std::vector<std::string> argv,
               std::vector<std::string> env, std::string cwd, std::vector<sdbus::UnixFd> stdio,
               std::map<std::string, sdbus::Variant> options) override;

@@ -9,6 +9,7 @@
 #include "manager_object.h"
 #include "owners.h"
 #include "process_launcher.h"
+#include "resource_limits.h"
 #include "run_objects.h"
 #include "run_store.h"
 #include "systemd.h"
@@ -95,6 +96,7 @@ int daemon_main(int argc, char** argv) {
   spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
   spdlog::set_level(opt.verbose ? spdlog::level::debug : spdlog::level::info);
 
+  spdlog::info("{}", raise_fd_limit());
   try {
     // Signals become events on the loop: TERM and INT end nerved cleanly (runs keep running).
     sigset_t mask;
@@ -139,8 +141,15 @@ int daemon_main(int argc, char** argv) {
         loop.stop();
       }
     });
-    // Reconcile before owning the name: every unfinished run is queued first, so no launch of it can
-    // be answered before its record is looked at (the calls of one run are serialised).
+    // Own the name first: a second nerved started by mistake must exit before it touches any record
+    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
+    // unfinished run is queued, so no launch of a run is answered before its record is looked at.
+    try {
+      bus->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
+      return 1;
+    }
     lifecycle.reconcile([](std::vector<ReconcileLine> lines) {
       std::size_t runs = 0, acted = 0, skipped = 0;
       for (auto& l : lines) {
@@ -154,12 +163,6 @@ int daemon_main(int argc, char** argv) {
       spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
                    runs, acted, skipped);
     });
-    try {
-      bus->requestName(kBusName);
-    } catch (const sdbus::Error& e) {
-      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
-      return 1;
-    }
     std::string version_error;
     std::string version = systemd.version(&version_error);
     spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}, systemd {}", kBusName,

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 }
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
+  // A final run is refused before anything is forked (Contain checks again, in the run's turn).
+  if (auto why = finished(req.run)) return done(std::nullopt, BusError{error::RunFinished, *why});
   auto c = std::make_shared<Child>();
   try {
     c->held = spawn_held(req.spawn);
@@ -46,7 +49,6 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   c->done = std::move(done);
   pid_t pid = c->held.pid;
   children_[pid] = c;
-  exit_status_.erase(c->req.run);
   // Watch the pidfd from the start: a child that dies while held is collected too.
   loop_.watch_fd(c->held.pidfd.get(), EPOLLIN, [this, c](std::uint32_t) { on_child_exit(c); });
 
@@ -60,7 +62,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
     if (err) {
       // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
       c->held.go.reset();
-      ::kill(c->held.pid, SIGKILL);
+      // By its pidfd: the child may have been collected already, and its pid reused.
+      ::syscall(SYS_pidfd_send_signal, c->held.pidfd.get(), SIGKILL, nullptr, 0);
       c->start_failed = true;  // on_child_exit only collects it
       if (!c->done) return;    // it died first and on_child_exit already answered
       auto done = std::move(c->done);
@@ -68,6 +71,7 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
       return done(std::nullopt, err);
     }
     c->contained = true;
+    exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over
     c->released = release(c->held);
     if (!c->released) return;  // it died meanwhile; on_child_exit answers
     loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
@@ -91,6 +95,18 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   done(c->held.pid, std::nullopt);
 }
 
+std::optional<std::string> ProcessLauncher::finished(const std::string& run) {
+  std::optional<Record> rec;
+  try {
+    rec = lifecycle_.deps().store.load(run);
+  } catch (const std::exception&) {
+    return std::nullopt;  // Contain reads it again and answers
+  }
+  if (!rec || !is_final(rec->state)) return std::nullopt;
+  return "run " + quote_value(run) + " was reaped (state " + to_string(rec->state) +
+         "); use another run id, or 'nervectl forget' it first";
+}
+
 std::string ProcessLauncher::exec_error(const Child& c) {
   // The report is "<errno> <step>", written by the child when chdir or exec failed.
   int err = std::atoi(c.report.c_str());
@@ -105,10 +121,14 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   if (c->start_failed) return;
   c->start_failed = true;
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
-  auto reply = [c, why] {
+  auto reply = [this, c, why] {
     if (!c->done) return;
     auto done = std::move(c->done);
     c->done = nullptr;
+    // A Cancel or Reap that won the race made the run final: it cannot be launched again (item 12).
+    if (auto final_why = finished(c->req.run))
+      return done(std::nullopt, BusError{error::RunFinished, "the command of run " + quote_value(c->req.run) +
+                                                                 " did not start: " + why + "; meanwhile " + *final_why});
     done(std::nullopt, BusError{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
   };
   if (!c->contained) return reply();

@@ -84,6 +84,12 @@ std::string read_report(int fd) {
     ::_exit(kExitNotLaunched);
   }
   if (!write_all(report_fd, "K")) ::_exit(kExitNotLaunched);
+  // Contained: a TERM to the scope (a Cancel before the exec) must end this child now, not once the
+  // exec unblocks it, or the Cancel waits for the whole grace before its SIGKILL (issue 8, item 11).
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int s : kForwarded) sigaddset(&forwarded, s);
+  sigprocmask(SIG_UNBLOCK, &forwarded, nullptr);
   if (::read(ctl_fd, &go, 1) != 1 || go != 'X') ::_exit(kExitNotLaunched);
 
   int err = exec_command(req.cmd);

@@ -56,11 +56,23 @@ void ContainOp::begin() {
   fault_point("after-intent");
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec};
   auto self = self_;
+  deadline_ = deps_.timers.add_timer(kStartJobTimeout, [this, self] { on_start_timeout(); });
   deps_.systemd.start_scope(spec, [this, self](JobOutcome job) { on_started(std::move(job)); });
   fault_point("after-start-request");
 }
 
+void ContainOp::on_start_timeout() {
+  deadline_ = 0;
+  if (finished_) return;
+  fail(error::ScopeFailed, "the start job of scope " + record_.unit + " for run " + quote_value(record_.run) +
+                               " did not finish within " + std::to_string(kStartJobTimeout.count()) +
+                               " s (is the user manager stalled?); the command was not started");
+}
+
 void ContainOp::on_started(JobOutcome job) {
+  if (finished_) return;  // too late: the deadline already failed this attempt
+  if (deadline_) deps_.timers.cancel_timer(deadline_);
+  deadline_ = 0;
   fault_point("after-start");
   spdlog::debug("run {} attempt {}: start job ended: {}", record_.run, record_.attempt, job.ok ? "done" : job.result);
   if (!job.ok) {
@@ -94,12 +106,16 @@ void ContainOp::on_started(JobOutcome job) {
   spdlog::info("run {} attempt {}: pid {} contained in {} (invocation {}, cgroup {})", record_.run,
                record_.attempt, req_.pid, record_.unit, record_.invocation_id, record_.cgroup);
   ContainReply reply{record_.unit, record_.invocation_id, record_.cgroup, record_.attempt};
+  finished_ = true;
   auto keep = std::move(self_);
   done_(reply, std::nullopt);
 }
 
 void ContainOp::fail(const char* name, std::string message) {
   spdlog::error("run {} attempt {} unit {}: {}", record_.run, record_.attempt, record_.unit, message);
+  finished_ = true;
+  if (deadline_) deps_.timers.cancel_timer(deadline_);
+  deadline_ = 0;
   auto keep = std::move(self_);
   // No stop here: the scope, if one was made, holds only the caller, which gets this error, does not
   // exec, and exits; systemd then collects the empty scope. The record keeps naming the unit, so a

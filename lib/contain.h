@@ -39,6 +39,10 @@ struct ContainReply {
   unsigned attempt = 0;
 };
 
+// How long a start job may take after StartTransientUnit was accepted: a JobRemoved that never comes
+// must not leave the run busy for ever (issue 8, item 13).
+inline constexpr auto kStartJobTimeout = std::chrono::seconds(30);
+
 class ContainOp : public std::enable_shared_from_this<ContainOp> {
  public:
   using Done = std::function<void(std::optional<ContainReply>, std::optional<BusError>)>;
@@ -48,6 +52,7 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done done);
   void begin();
   void on_started(JobOutcome job);
+  void on_start_timeout();
   void fail(const char* name, std::string message);
   bool save(const char* step);
 
@@ -56,6 +61,8 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   Record record_;
   Done done_;
   bool intent_saved_ = false;
+  bool finished_ = false;
+  TimerId deadline_ = 0;
   std::shared_ptr<ContainOp> self_;
 };
 

@@ -100,7 +100,11 @@ void Lifecycle::contain(ContainRequest req, ContainDone done) {
   queue_.submit(run, [this, watched, req = std::move(req), done = std::move(done)](std::function<void()> release) mutable {
     contain_locked(std::move(req), [this, watched, done = std::move(done), release](auto reply, auto err) {
       // From now on the run ends with its owner (unless --keep).
-      if (reply) watch_owner(watched);
+      if (reply) {
+        Record w = watched;
+        w.attempt = reply->attempt;
+        watch_owner(w);
+      }
       release();
       done(std::move(reply), std::move(err));
     });
@@ -120,6 +124,10 @@ void Lifecycle::contain_locked(ContainRequest req, ContainDone done) {
   std::optional<BusError> err;
   auto prior = load(req.run, &err);
   if (err) return done(std::nullopt, err);
+  if (unrecorded_.count(req.run))
+    return done(std::nullopt, BusError{error::RunFinished, "run " + quote_value(req.run) +
+                                                               " was reaped; its record is written as soon as the disk "
+                                                               "allows; use another run id"});
   if (prior && is_final(prior->state))
     return done(std::nullopt, BusError{error::RunFinished, "run " + quote_value(req.run) + " was reaped (state " +
                                                                to_string(prior->state) +
@@ -152,9 +160,9 @@ void Lifecycle::watch_owner(const Record& record) {
     return;
   }
   std::string run = record.run;
-  deps_.owners.watch(run, record.owner, [this, run, owner = record.owner] {
+  deps_.owners.watch(run, record.owner, [this, run, attempt = record.attempt, owner = record.owner] {
     spdlog::info("run {}: {} is gone; reaping the run", run, describe(owner));
-    reap(run, 0, [this, run](std::optional<Receipt>, std::optional<BusError> err) {
+    reap_attempt(run, attempt, [this, run](std::optional<Receipt>, std::optional<BusError> err) {
       if (!err) return;
       spdlog::error("run {}: reap after owner exit failed: {}", run, err->message);
       if (err->name != error::NoSuchRun) retry_unless_pending(run);  // e.g. out of fds: the run must still end
@@ -174,6 +182,7 @@ void Lifecycle::cancel(const std::string& run, int signal, std::uint64_t grace_u
 }
 
 void Lifecycle::reap_locked(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done) {
+  if (auto it = unrecorded_.find(run); it != unrecorded_.end() && it->second) return record_receipt(run, std::move(done));
   std::optional<BusError> err;
   auto record = load(run, &err);
   if (err) return done(std::nullopt, err);
@@ -218,12 +227,11 @@ void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, 
     try {
       deps_.store.save(record);
     } catch (const FsError& e) {
-      // Nothing was signalled. The run must still end: keep watching its owner, and try again.
-      spdlog::error("run {}: cannot fence the run before reaping it: {}; will retry", record.run, e.what());
-      schedule_retry(record.run);
-      return done(std::nullopt, BusError{error::RecordFailed, std::string("cannot fence run ") + quote_value(record.run) +
-                                                                  " before reaping it: " + e.what() +
-                                                                  "; nothing was signalled, nerved retries"});
+      // The disk refuses the fence (full, failing): kill first. The run is final in memory (no launch
+      // of it is accepted) and is recorded as soon as the disk allows (docs/records.md, item 7).
+      spdlog::error("run {}: cannot write the fence: {}; reaping anyway, the record follows when the disk allows",
+                    record.run, e.what());
+      unrecorded_[record.run];
     }
   }
   deps_.owners.unwatch(record.run);
@@ -241,11 +249,13 @@ void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, 
       }
     } catch (const FsError& e) {
       spdlog::error("run {}: cannot write the receipt: {}", rec.run, e.what());
+      if (is_final(receipt.outcome)) unrecorded_[rec.run] = receipt;  // written by the retry
       schedule_retry(rec.run);
       return done(std::nullopt, BusError{error::RecordFailed, "run " + quote_value(rec.run) + " was reaped (" +
                                                                   to_string(receipt.outcome) +
                                                                   ") but its receipt cannot be written: " + e.what()});
     }
+    unrecorded_.erase(rec.run);
     if (is_final(receipt.outcome)) {
       if (auto it = retries_.find(rec.run); it != retries_.end()) {
         deps_.timers.cancel_timer(it->second.first);
@@ -256,6 +266,32 @@ void Lifecycle::final_reap(Record record, int signal, std::uint64_t grace_usec, 
     }
     done(std::move(receipt), std::nullopt);
   });
+}
+
+void Lifecycle::record_receipt(const std::string& run, ReapDone done) {
+  // The run was reaped but the disk did not take its receipt: write it now, and close the record.
+  Receipt receipt = *unrecorded_[run];
+  try {
+    auto record = deps_.store.load(run);
+    deps_.store.save_receipt(receipt);
+    if (record) {
+      record->state = RunState::Reaped;
+      record->updated_at = now_rfc3339();
+      deps_.store.save(*record);
+    }
+  } catch (const std::exception& e) {
+    schedule_retry(run);
+    return done(std::nullopt, BusError{error::RecordFailed, "run " + quote_value(run) + " was reaped (" +
+                                                                to_string(receipt.outcome) +
+                                                                ") but its receipt cannot be written yet: " + e.what()});
+  }
+  spdlog::info("run {}: receipt written after the disk allowed it", run);
+  unrecorded_.erase(run);
+  if (auto it = retries_.find(run); it != retries_.end()) {
+    deps_.timers.cancel_timer(it->second.first);
+    retries_.erase(it);
+  }
+  done(receipt, std::nullopt);
 }
 
 void Lifecycle::retry_unless_pending(const std::string& run) {
@@ -398,11 +434,29 @@ void Lifecycle::clean_attempt(Record rec, std::function<void(Receipt)> done) {
   });
 }
 
-void Lifecycle::abandon(const std::string& run, std::function<void()> done) {
-  queue_.submit(run, [this, run, done = std::move(done)](std::function<void()> release) mutable {
+void Lifecycle::reap_attempt(const std::string& run, unsigned attempt, ReapDone done) {
+  queue_.submit(run, [this, run, attempt, done = std::move(done)](std::function<void()> release) mutable {
+    auto finish = [done = std::move(done), release](std::optional<Receipt> r, std::optional<BusError> err) {
+      release();
+      done(std::move(r), std::move(err));
+    };
+    // Queued behind a relaunch, this reap is moot: it must never reach the later attempt (item 2).
+    std::optional<BusError> err;
+    auto rec = load(run, &err, false);
+    if (rec && rec->attempt != attempt) {
+      spdlog::info("run {}: the reap of attempt {} is moot, the run is at attempt {}", run, attempt, rec->attempt);
+      return finish(std::nullopt, std::nullopt);
+    }
+    reap_locked(run, 0, 0, std::move(finish));
+  });
+}
+
+void Lifecycle::abandon(const std::string& run, unsigned attempt, std::function<void()> done) {
+  queue_.submit(run, [this, run, attempt, done = std::move(done)](std::function<void()> release) mutable {
     std::optional<BusError> err;
     auto rec = load(run, &err);
-    if (!rec || (rec->state != RunState::Launching && rec->state != RunState::Running)) {
+    if (!rec || (rec->state != RunState::Launching && rec->state != RunState::Running) ||
+        (attempt && rec->attempt != attempt)) {
       release();
       return done();
     }

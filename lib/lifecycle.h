@@ -58,7 +58,11 @@ class Lifecycle {
   void reconcile(ReconcileDone done);
   // An attempt whose command never started (its exec failed): its scope, if any, is reaped and the
   // record marked failed, without the fence, so the run may be launched again.
-  void abandon(const std::string& run, std::function<void()> done);
+  // 'attempt' (0: whichever is current): an abandon queued behind a relaunch does nothing.
+  void abandon(const std::string& run, unsigned attempt, std::function<void()> done);
+  // A final reap of 'attempt' only: when the run has gone on to a later attempt (a relaunch came
+  // first in the run's queue), nothing is done and 'done' gets neither receipt nor error.
+  void reap_attempt(const std::string& run, unsigned attempt, ReapDone done);
   // Removes a final run's files, so its id can be used again. Throws sdbus::Error (named).
   void forget(const std::string& run);
 
@@ -81,6 +85,8 @@ class Lifecycle {
   void schedule_retry(const std::string& run);
   // A reap nerved started itself failed before it could begin (the record unreadable for now): retry.
   void retry_unless_pending(const std::string& run);
+  // Writes the receipt of a run reaped while the disk refused it (unrecorded_), and closes the record.
+  void record_receipt(const std::string& run, ReapDone done);
   // A record that could not be read at reconciliation (not corrupt: e.g. out of fds) is looked at again.
   void retry_reconcile(const std::string& run);
   // Moves an unreadable lifecycle.json aside (returns where it went), then recovers a live scope.
@@ -92,6 +98,9 @@ class Lifecycle {
   RunQueue queue_;
   std::map<std::string, std::pair<TimerId, Clock::duration>> retries_;
   std::map<std::string, Clock::duration> reconcile_retries_;
+  // Runs reaped (or being reaped) whose fence or receipt the disk did not take yet: final in memory,
+  // with the receipt once the reap is over (docs/records.md, "When the fence cannot be written").
+  std::map<std::string, std::optional<Receipt>> unrecorded_;
 };
 
 }  // namespace nerve

@@ -19,6 +19,7 @@ struct ProcessLauncher::Child {
   Done done;  // empty once replied
   std::string report;
   bool contained = false;  // only a contained command has a run to report on and reap
+  unsigned attempt = 0;    // the attempt it was contained in: its reaps never reach a later one
   bool released = false;   // told to exec: from then on, an empty report means the exec happened
   bool start_failed = false;  // the command never ran (exec or chdir failed, or it died while held)
 };
@@ -71,6 +72,7 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
       return done(std::nullopt, err);
     }
     c->contained = true;
+    c->attempt = reply->attempt;
     exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over
     c->released = release(c->held);
     if (!c->released) return;  // it died meanwhile; on_child_exit answers
@@ -133,7 +135,7 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   };
   if (!c->contained) return reply();
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
-  lifecycle_.abandon(c->req.run, reply);
+  lifecycle_.abandon(c->req.run, c->attempt, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -172,7 +174,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
   if (c->req.reap_on_exit) {
-    lifecycle_.reap(run, 0, [run](std::optional<Receipt> r, std::optional<BusError> err) {
+    lifecycle_.reap_attempt(run, c->attempt, [run](std::optional<Receipt> r, std::optional<BusError> err) {
       if (err && err->name != error::NoSuchRun) spdlog::error("run {}: reap on exit failed: {}", run, err->message);
     });
   }

@@ -141,19 +141,15 @@ void check_record_fields(const Record& r) {
   if (auto why = run_id_problem(r.run)) never_written("run", r.run, why->c_str());
   if (!is_hex(r.nonce, 16)) never_written("nonce", r.nonce, "16 hex digits");
   if (r.unit != scope_unit_name(r.run, r.nonce)) never_written("unit", r.unit, "nerve-<run>-<nonce>.scope");
-  if (!is_hex(r.boot_id, 32)) never_written("boot_id", r.boot_id, "32 hex digits");
+  if (!r.boot_id.empty() && !is_hex(r.boot_id, 32)) never_written("boot_id", r.boot_id, "32 hex digits");
   if (!r.invocation_id.empty() && !is_hex(r.invocation_id, 32))
     never_written("invocation_id", r.invocation_id, "32 hex digits");
-  if (!r.cgroup.empty()) {
-    if (!plain_absolute_path(r.cgroup))
-      never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
-    if (r.cgroup.size() <= r.unit.size() ||
-        r.cgroup.compare(r.cgroup.size() - r.unit.size() - 1, std::string::npos, "/" + r.unit) != 0)
-      never_written("cgroup", r.cgroup, "the folder of the run's unit");
-  }
+  if (!r.cgroup.empty() && !plain_absolute_path(r.cgroup))
+    never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
   if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
   const Owner& o = r.owner;
-  if (o.kind == "process" ? o.pid <= 0 : o.kind == "bus" ? o.name.empty() || o.name.front() != ':' : o.kind != "none")
+  bool none = o.kind.empty() || o.kind == "none";
+  if (o.kind == "process" ? o.pid <= 0 : o.kind == "bus" ? o.name.empty() || o.name.front() != ':' : !none)
     never_written("owner", o.kind + " " + std::to_string(o.pid) + " " + o.name, "a process, a unique bus name, or none");
 }
 

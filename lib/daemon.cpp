@@ -3,6 +3,7 @@
 #include "cgroup.h"
 #include "cgroup_watch.h"
 #include "cgroups.h"
+#include "daemon_options.h"
 #include "event_loop.h"
 #include "host.h"
 #include "lifecycle.h"
@@ -28,69 +29,12 @@
 
 namespace nerve {
 
-namespace {
-
-struct Options {
-  std::string runs_dir;
-  int ready_fd = -1;
-  bool verbose = false;
-};
-
-void usage(FILE* out) {
-  std::fprintf(out,
-               "Usage: nerved [--runs-dir DIR] [--ready-fd FD] [--verbose]\n"
-               "\n"
-               "Keeps every run of a workflow in its own systemd user scope and reaps it completely.\n"
-               "Owns org.nerve.Lifecycle1 on the session bus.\n"
-               "\n"
-               "  --runs-dir DIR  where run records live (default $XDG_STATE_HOME/nerve/runs)\n"
-               "  --ready-fd FD   write \"READY\\n\" to FD and close it once the bus name is owned\n"
-               "  --verbose       log debug lines\n");
-}
-
-bool parse(int argc, char** argv, Options& o, int& exit_code) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "nerved: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (a == "--runs-dir") {
-      const char* v = value("--runs-dir");
-      if (!v) return exit_code = 2, false;
-      o.runs_dir = v;
-    } else if (a == "--ready-fd") {
-      const char* v = value("--ready-fd");
-      if (!v) return exit_code = 2, false;
-      o.ready_fd = std::atoi(v);
-    } else if (a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return exit_code = 0, false;
-    } else {
-      std::fprintf(stderr, "nerved: unknown argument '%s'\n", a.c_str());
-      usage(stderr);
-      return exit_code = 2, false;
-    }
-  }
-  if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
-  if (o.runs_dir.front() != '/') {
-    std::fprintf(stderr, "nerved: --runs-dir must be an absolute path, not '%s'\n", o.runs_dir.c_str());
-    return exit_code = 2, false;
-  }
-  return true;
-}
-
-}  // namespace
-
 int daemon_main(int argc, char** argv) {
-  Options opt;
-  int code = 0;
-  if (!parse(argc, argv, opt, code)) return code;
+  DaemonCommandLine line = parse_daemon_options(std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(line.out.c_str(), stdout);
+  std::fputs(line.err.c_str(), stderr);
+  if (!line.options) return line.exit_code;
+  const DaemonOptions& opt = *line.options;
   auto logger = spdlog::stderr_color_mt("nerved");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");

@@ -51,7 +51,7 @@ class Lifecycle {
   void contain(ContainRequest req, ContainDone done);
   // Final reap of 'run'. grace_usec 0: the grace given at launch.
   void reap(const std::string& run, std::uint64_t grace_usec, ReapDone done) { cancel(run, 0, grace_usec, std::move(done)); }
-  // A final reap that first passes 'signal' to every process of the scope (0: StopUnit's TERM).
+  // A final reap that first passes 'signal' to every process of the scope (0: TERM; how: reaper.h).
   void cancel(const std::string& run, int signal, std::uint64_t grace_usec, ReapDone done);
   // Every record without a final receipt, once, idempotently (startup and `nervectl reconcile`).
   // Runs are submitted to their queues at once, so no launch of a run is answered before its line.

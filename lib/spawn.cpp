@@ -1,5 +1,7 @@
 #include "spawn.h"
 
+#include "held_child.h"
+
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,9 +15,10 @@
 namespace nerve {
 
 namespace {
+
+// The held child, between fork and exec: async-signal-safe, like everything it calls.
 [[noreturn]] void child(const SpawnSpec& spec, const char* path, char* const* argv, char* const* envp, int go,
                         int report) {
-  // Everything here is async-signal-safe: no allocation, no locks.
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -28,34 +31,13 @@ namespace {
   int fds[3];
   for (int i = 0; i < 3; ++i) fds[i] = fcntl(spec.stdio[i], F_DUPFD_CLOEXEC, 3);
   for (int i = 0; i < 3; ++i)
-    if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(125);
-  auto fail = [&](int err, const char* what) {
-    char buf[160];
-    int n = 0;
-    // "errno what": decimal errno, then the step.
-    char num[16];
-    int k = 0;
-    int e = err;
-    do {
-      num[k++] = static_cast<char>('0' + e % 10);
-      e /= 10;
-    } while (e && k < 15);
-    while (k) buf[n++] = num[--k];
-    buf[n++] = ' ';
-    for (const char* p = what; *p && n < 150; ++p) buf[n++] = *p;
-    (void)!write(report, buf, static_cast<size_t>(n));
-    _exit(err == ENOENT ? 127 : 126);
-  };
-  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) < 0) fail(errno, "chdir");
-  char c = 0;
-  ssize_t n;
-  do {
-    n = read(go, &c, 1);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1 || c != 'X') _exit(125);
+    if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(kHeldChildCancelled);
+  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) < 0) exit_step_failed(report, errno, "chdir");
+  if (!await_word(go, kWordExec)) _exit(kHeldChildCancelled);
   execve(path, argv, envp);
-  fail(errno, "exec");
+  exit_step_failed(report, errno, "exec");
 }
+
 }  // namespace
 
 std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env,
@@ -88,26 +70,13 @@ HeldChild spawn_held(const SpawnSpec& spec) {
   argv.push_back(nullptr);
   for (auto& s : spec.env) envp.push_back(const_cast<char*>(s.c_str()));
   envp.push_back(nullptr);
-  int go[2], report[2];
-  if (::pipe2(go, O_CLOEXEC) < 0) throw std::system_error(errno, std::generic_category(), "pipe2");
-  if (::pipe2(report, O_CLOEXEC) < 0) {
-    ::close(go[0]);
-    ::close(go[1]);
-    throw std::system_error(errno, std::generic_category(), "pipe2");
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    for (int fd : {go[0], go[1], report[0], report[1]}) ::close(fd);
-    throw std::system_error(err, std::generic_category(), "fork");
-  }
-  if (pid == 0) child(spec, path->c_str(), argv.data(), envp.data(), go[0], report[1]);
-  ::close(go[0]);
-  ::close(report[1]);
   HeldChild h;
+  HeldPipes pipes;
+  pid_t pid = fork_held(pipes, [&](int go, int report) { child(spec, path->c_str(), argv.data(), envp.data(), go, report); });
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "pipe2 or fork");
   h.pid = pid;
-  h.go.reset(go[1]);
-  h.report.reset(report[0]);
+  h.go = std::move(pipes.go);
+  h.report = std::move(pipes.report);
   h.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   if (!h.pidfd) {
     int err = errno;
@@ -119,7 +88,7 @@ HeldChild spawn_held(const SpawnSpec& spec) {
 }
 
 bool release(HeldChild& child) {
-  bool ok = ::write(child.go.get(), "X", 1) == 1;
+  bool ok = send_word(child.go, kWordExec);
   child.go.reset();
   return ok;
 }

@@ -2,8 +2,9 @@
 //
 // spawn_held forks a child that prepares everything (new session, stdio, working folder, default
 // signal handling) and then blocks until it is released, so nerved can put it into its run's scope
-// before any of the command's code runs. The child reports an exec failure through a close-on-exec
-// pipe: EOF on it means the exec happened. Everything the child needs is prepared before fork.
+// before any of the command's code runs: the held-child protocol of held_child.h (an exec failure is
+// reported through a close-on-exec pipe; EOF on it means the exec happened). Everything the child
+// needs is prepared before fork.
 #pragma once
 
 #include "fd.h"

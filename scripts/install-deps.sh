@@ -7,9 +7,12 @@ packages=(
   cmake g++ make pkg-config
   libsdbus-c++-dev libsdbus-c++-bin       # sdbus-c++ 1.2 and sdbus-c++-xml2cpp
   nlohmann-json3-dev libspdlog-dev libsystemd-dev
+  libcli11-dev                            # CLI11: the command lines of nerved and nervectl
   googletest libgtest-dev libgmock-dev
   systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
+  scdoc                                   # the manual pages (man/*.scd), rendered at build time
+  dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
 )
 
 missing=()

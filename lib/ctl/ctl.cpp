@@ -1,5 +1,7 @@
 #include "ctl.h"
 
+#include "args.h"
+
 #include <sdbus-c++/Error.h>
 
 #include <cstdio>
@@ -9,14 +11,6 @@
 namespace nerve::ctl {
 
 namespace {
-
-void print_help(FILE* out) {
-  std::fprintf(out, "Usage: nervectl VERB [OPTIONS] ...\n\n"
-                    "Starts workflow runs inside systemd user scopes and reaps them completely, through nerved.\n\n");
-  for (const auto& v : verbs()) std::fprintf(out, "  %-44s %s\n", v.usage, v.summary);
-  std::fprintf(out, "\nExit codes: 0 ok, 1 error from nerved (reap: refused), 2 usage, 69 nerved or the bus\n"
-                    "unreachable, 75 reap pending retry, 125 launch: the command was not started.\n");
-}
 
 // What to tell a person when the bus call itself failed, by the D-Bus error name.
 std::string explain(const sdbus::Error& e, int& code) {
@@ -44,38 +38,23 @@ std::string explain(const sdbus::Error& e, int& code) {
 }  // namespace
 
 int ctl_main(int argc, char** argv) {
-  if (argc < 2) {
-    print_help(stderr);
-    return kExitUsage;
-  }
-  std::string name = argv[1];
-  if (name == "help" || name == "--help" || name == "-h") {
-    print_help(stdout);
-    return 0;
-  }
-  for (const auto& v : verbs()) {
-    if (name != v.name) continue;
-    std::vector<std::string> args(argv + 2, argv + argc);
-    Context ctx;
-    try {
-      return v.run(ctx, args);
-    } catch (const UsageError& e) {
-      std::fprintf(stderr, "nervectl %s: %s\nUsage: nervectl %s\n", v.name, e.message.c_str(), v.usage);
-      return kExitUsage;
-    } catch (const sdbus::Error& e) {
-      int code;
-      std::string msg = explain(e, code);
-      std::fprintf(stderr, "nervectl %s: %s\n", v.name, msg.c_str());
-      if (name == "launch") {
-        std::fprintf(stderr, "nervectl launch: the command was not started.\n");
-        return kExitNotLaunched;
-      }
-      return code;
+  Parsed p = parse_args(std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(p.out.c_str(), stdout);
+  std::fputs(p.err.c_str(), stderr);
+  if (!p.verb) return p.exit_code;
+  Context ctx;
+  try {
+    return p.verb->run(ctx, p.args);
+  } catch (const sdbus::Error& e) {
+    int code;
+    std::string msg = explain(e, code);
+    std::fprintf(stderr, "nervectl %s: %s\n", p.verb->name, msg.c_str());
+    if (p.verb->operands == Operands::RunAndCommand) {
+      std::fprintf(stderr, "nervectl %s: the command was not started.\n", p.verb->name);
+      return kExitNotLaunched;
     }
+    return code;
   }
-  std::fprintf(stderr, "nervectl: unknown verb '%s'\n\n", name.c_str());
-  print_help(stderr);
-  return kExitUsage;
 }
 
 }  // namespace nerve::ctl

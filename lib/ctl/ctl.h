@@ -6,6 +6,7 @@
 // After a successful launch, nervectl is the command (exec in place), so its exit code is the command's.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,10 +24,12 @@ inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitRetry = 75;
 inline constexpr int kExitNotLaunched = 125;
 
-// A usage error: printed with the verb's usage line, exit 2.
-struct UsageError {
-  std::string message;
-};
+// A call that may wait for a reap allows for its grace (0: the default, 10 s) plus a minute.
+inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
+inline constexpr std::uint64_t kReapCallMarginUsec = 60'000'000;
+inline std::uint64_t reap_call_timeout_usec(std::uint64_t grace_usec) {
+  return (grace_usec ? grace_usec : kDefaultGraceUsec) + kReapCallMarginUsec;
+}
 
 class Client;  // the generated proxy on a session bus connection (verbs.cpp)
 
@@ -36,6 +39,8 @@ struct Context {
   // Drops the proxy and closes the connection (before exec, so CMD inherits no bus fd).
   void disconnect();
   void set_call_timeout_usec(std::uint64_t usec);
+  // For a call that may wait for a reap with this grace (reap_call_timeout_usec).
+  void allow_for_reap(std::uint64_t grace_usec) { set_call_timeout_usec(reap_call_timeout_usec(grace_usec)); }
   Context();
   ~Context();
 
@@ -43,11 +48,29 @@ struct Context {
   std::uint64_t timeout_usec_ = 0;
 };
 
+// The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
+enum class Opt { Wait, Grace, Keep, Json };
+
+// What a verb takes after its options: nothing, a run id, or a run id, "--" and a command.
+enum class Operands { None, Run, RunAndCommand };
+
+// A verb's arguments, checked: the run id is valid, the grace within its bounds.
+struct VerbArgs {
+  std::string run;
+  std::uint64_t grace_usec = 0;  // 0: not given
+  bool wait = false;
+  bool keep = false;
+  bool json = false;
+  std::vector<std::string> cmd;
+};
+
+// One verb of nervectl: everything its parser, its help and its run need.
 struct Verb {
   const char* name;
-  const char* usage;
   const char* summary;
-  std::function<int(Context&, std::vector<std::string>&)> run;
+  std::vector<Opt> options;
+  Operands operands;
+  std::function<int(Context&, const VerbArgs&)> run;
 };
 
 const std::vector<Verb>& verbs();

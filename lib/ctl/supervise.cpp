@@ -1,11 +1,11 @@
 #include "supervise.h"
 
-#include "fd.h"
-#include "host.h"
 #include "client.h"
 #include "exec_command.h"
+#include "fd.h"
+#include "held_child.h"
+#include "host.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/signalfd.h>
@@ -24,77 +24,79 @@ namespace nerve::ctl {
 namespace {
 
 const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+constexpr char kWordContain = 'C';  // then kWordExec (held_child.h)
+constexpr char kContained = 'K';    // the contain step's report when it succeeded; "E<message>" when not
 
 void pause_point(const char* step) {
   const char* wanted = std::getenv("NERVE_TEST_PAUSE");
   if (wanted && std::strcmp(wanted, step) == 0) ::raise(SIGSTOP);
 }
 
-bool write_all(int fd, const std::string& s) {
+void write_all(int fd, const std::string& s) {
   std::size_t off = 0;
   while (off < s.size()) {
     ssize_t n = ::write(fd, s.data() + off, s.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return;
     off += static_cast<std::size_t>(n);
   }
-  return true;
 }
 
-// Reads one report from the child: "" on EOF, else what it wrote (up to 4 KiB).
-std::string read_report(int fd) {
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() >= 1 && (out[0] == 'K')) break;  // "K" is one byte; errors are read to EOF
-  }
-  return out;
+// The contain step's report: "K" (one byte, the pipe stays open for the exec step), or an error
+// read to EOF.
+std::string read_contain_report(int fd) {
+  char first = 0;
+  ssize_t n;
+  do {
+    n = ::read(fd, &first, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return "";
+  if (first == kContained) return std::string(1, kContained);
+  return first + read_report(fd);
 }
 
-// The child, between fork and exec. Never returns.
-[[noreturn]] void child_main(const SuperviseRequest& req, const std::string& owner_name, int ctl_fd, int report_fd) {
-  char go = 0;
-  if (::read(ctl_fd, &go, 1) != 1 || go != 'C') ::_exit(kExitNotLaunched);
+// The child's contain step: Contain through the generated proxy on a connection of its own, with the
+// supervisor's connection as the run's owner, then check that this process is in the scope.
+// "" when contained, else why not.
+std::string contain_child(const SuperviseRequest& req, const std::string& owner_name) {
   std::string cgroup;
   try {
-    auto bus = sdbus::createSessionBusConnection();
-    // A relaunch first reaps the earlier attempt with this grace: allow for it.
-    bus->setMethodCallTimeout((req.grace_usec ? req.grace_usec : 10'000'000) + 60'000'000);
-    auto proxy = sdbus::createProxy(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
+    Client client(sdbus::createSessionBusConnection());
+    client.bus().setMethodCallTimeout(reap_call_timeout_usec(req.grace_usec));  // a relaunch reaps first
     std::map<std::string, sdbus::Variant> options;
     options["owner_bus_name"] = sdbus::Variant(owner_name);
     if (req.keep) options["keep"] = sdbus::Variant(true);
-    std::tuple<std::string, std::string, std::string, uint32_t> reply;
-    proxy->callMethod("Contain")
-        .onInterface("org.nerve.Lifecycle1.Manager")
-        .withArguments(req.run, req.grace_usec, options)
-        .storeResultsTo(reply);
-    cgroup = std::get<2>(reply);
+    cgroup = std::get<2>(client.Contain(req.run, req.grace_usec, options));
   } catch (const sdbus::Error& e) {
-    write_all(report_fd, "E" + e.getMessage() + " [" + e.getName() + "]");
-    ::_exit(kExitNotLaunched);
+    return e.getMessage() + " [" + e.getName() + "]";
   }
   auto mine = proc_cgroup(::getpid());
-  if (!mine || *mine != cgroup) {
-    write_all(report_fd, "Enerved reports cgroup " + cgroup + " but the child is in " + mine.value_or("(unknown)"));
+  if (!mine || *mine != cgroup) return "nerved reports cgroup " + cgroup + " but the child is in " + mine.value_or("(unknown)");
+  return "";
+}
+
+// The child, between fork and exec. Never returns.
+[[noreturn]] void child_main(const SuperviseRequest& req, const std::string& owner_name, int go, int report) {
+  if (!await_word(go, kWordContain)) ::_exit(kExitNotLaunched);
+  std::string why = contain_child(req, owner_name);
+  if (!why.empty()) {
+    write_all(report, "E" + why);
     ::_exit(kExitNotLaunched);
   }
-  if (!write_all(report_fd, "K")) ::_exit(kExitNotLaunched);
-  // Contained: a TERM to the scope (a Cancel before the exec) must end this child now, not once the
-  // exec unblocks it, or the Cancel waits for the whole grace before its SIGKILL (issue 8, item 11).
+  write_all(report, std::string(1, kContained));
+  // Contained: from here a cancellation's signal must end the child at once, not after the grace.
   sigset_t forwarded;
   sigemptyset(&forwarded);
   for (int s : kForwarded) sigaddset(&forwarded, s);
   sigprocmask(SIG_UNBLOCK, &forwarded, nullptr);
-  if (::read(ctl_fd, &go, 1) != 1 || go != 'X') ::_exit(kExitNotLaunched);
+  if (!await_word(go, kWordExec)) ::_exit(kExitNotLaunched);
+  exit_step_failed(report, exec_command(req.cmd), "exec");
+}
 
-  int err = exec_command(req.cmd);
-  write_all(report_fd, "F" + std::to_string(err) + " cannot execute '" + req.cmd[0] + "': " + std::strerror(err));
-  ::_exit(err == ENOENT ? 127 : 126);
+int exit_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
 }
 
 class Supervisor {
@@ -102,86 +104,92 @@ class Supervisor {
   Supervisor(Context& ctx, const SuperviseRequest& req) : ctx_(ctx), req_(req) {}
 
   int run() {
+    block_signals();
+    if (!start_child()) return fail("pipe2 or fork", errno);
+    if (int code = step_contain(); code >= 0) return code;
+    if (int code = step_exec(); code >= 0) return code;
+    return wait_command();
+  }
+
+ private:
+  void block_signals() {
     sigset_t mask;
     sigemptyset(&mask);
     for (int s : kForwarded) sigaddset(&mask, s);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     sigfd_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     std::signal(SIGPIPE, SIG_IGN);
+  }
 
+  bool start_child() {
     std::string owner = ctx_.client().bus().getUniqueName();
-    int ctl[2], report[2];
-    if (::pipe2(ctl, O_CLOEXEC) < 0 || ::pipe2(report, O_CLOEXEC) < 0) return fail("pipe", errno);
-    ctl_.reset(ctl[1]);
-    report_.reset(report[0]);
-    pid_ = ::fork();
-    if (pid_ < 0) return fail("fork", errno);
-    if (pid_ == 0) {
-      ::close(ctl[1]);
-      ::close(report[0]);
-      child_main(req_, owner, ctl[0], report[1]);
-    }
-    ::close(ctl[0]);
-    ::close(report[1]);
+    pid_ = fork_held(pipes_, [&](int go, int report) { child_main(req_, owner, go, report); });
+    if (pid_ < 0) return false;
     pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    return true;
+  }
 
-    // Step 1: contain.
+  // Step 1: contain. -1 when contained, else nervectl's exit code.
+  int step_contain() {
     pause_point("before-scope");
     if (int s = pending_signal()) return cancel_uncontained(s);
-    write_all(ctl_.get(), "C");
+    send_word(pipes_.go, kWordContain);
     int s = 0;
-    std::string rep = wait_report(&s);
+    std::string rep = wait_report(&s, read_contain_report);
     if (s) return cancel_uncontained(s);
-    if (rep != "K") {
-      std::fprintf(stderr, "nervectl launch: %s\nnervectl launch: the command was not started.\n",
-                   rep.empty() ? "the contain step ended without a word" : rep.substr(1).c_str());
-      reap_child();
-      return kExitNotLaunched;
-    }
-    // Step 2: exec.
+    if (rep == std::string(1, kContained)) return -1;
+    std::fprintf(stderr, "nervectl launch: %s\nnervectl launch: the command was not started.\n",
+                 rep.empty() ? "the contain step ended without a word" : rep.substr(1).c_str());
+    reap_child();
+    return kExitNotLaunched;
+  }
+
+  // Step 2: exec. -1 when CMD runs, else nervectl's exit code.
+  int step_exec() {
     pause_point("before-exec");
-    if (int s2 = pending_signal()) return cancel(s2);
-    write_all(ctl_.get(), "X");
-    rep = wait_report(&s);
+    if (int s = pending_signal()) return cancel(s);
+    send_word(pipes_.go, kWordExec);
+    int s = 0;
+    std::string rep = wait_report(&s, read_report);
     if (s) return cancel(s);
-    if (!rep.empty()) {
-      std::fprintf(stderr, "nervectl launch: %s\n", rep.substr(rep.find(' ') + 1).c_str());
-      int status = reap_child();
-      finish_run();
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
-    }
-    // Step 3: wait for CMD or a signal.
+    auto failure = parse_report(rep);
+    if (!failure) return -1;
+    std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s\n", req_.cmd[0].c_str(), std::strerror(failure->err));
+    int status = reap_child();
+    finish_run();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : exec_failure_exit_code(failure->err);
+  }
+
+  // Step 3: wait for CMD or a signal.
+  int wait_command() {
     pause_point("before-wait");
     for (;;) {
-      if (int s3 = pending_signal()) return cancel(s3);
+      if (int s = pending_signal()) return cancel(s);
       pollfd fds[2] = {{sigfd_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail("poll", errno);
       if (fds[1].revents) {
         int status = reap_child();
         finish_run();
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return 1;
+        return exit_status(status);
       }
     }
   }
 
- private:
   int pending_signal() {
     signalfd_siginfo si{};
     if (::read(sigfd_.get(), &si, sizeof si) == sizeof si) return static_cast<int>(si.ssi_signo);
     return 0;
   }
 
-  // Waits for the child's report (or EOF), or a signal (then *sig is set).
-  std::string wait_report(int* sig) {
+  // Waits for the child's report (READ on the report pipe), or a signal (then *sig is set).
+  std::string wait_report(int* sig, std::string (*read)(int)) {
     for (;;) {
-      pollfd fds[2] = {{sigfd_.get(), POLLIN, 0}, {report_.get(), POLLIN, 0}};
+      pollfd fds[2] = {{sigfd_.get(), POLLIN, 0}, {pipes_.report.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return "Epoll failed";
       if (fds[0].revents) {
         if ((*sig = pending_signal())) return "";
       }
-      if (fds[1].revents) return read_report(report_.get());
+      if (fds[1].revents) return read(pipes_.report.get());
     }
   }
 
@@ -197,43 +205,35 @@ class Supervisor {
   int cancel_uncontained(int sig) {
     ::kill(pid_, SIGKILL);
     reap_child();
-    call_cancel(sig, true);
+    end_run(sig, true);
     return 128 + sig;
   }
 
   // A signal once the child is contained: pass it on to the whole scope, wait until it is empty.
   int cancel(int sig) {
-    call_cancel(sig, false);
+    end_run(sig, false);
     ::kill(pid_, SIGKILL);  // already gone with its scope; harmless
     reap_child();
     return 128 + sig;
   }
 
-  void call_cancel(int sig, bool may_not_exist) {
+  // CMD has exited: reap the scope so no descendant outlives it.
+  void finish_run() { end_run(0, false); }
+
+  // Cancel (SIG) or Reap (SIG 0) the run; complaints go to stderr.
+  void end_run(int sig, bool may_not_exist) {
+    const char* what = sig ? "cancel" : "reap";
     try {
-      ctx_.set_call_timeout_usec((req_.grace_usec ? req_.grace_usec : 10'000'000) + 60'000'000);
-      auto [outcome, receipt] = ctx_.client().Cancel(req_.run, sig, req_.grace_usec);
+      ctx_.allow_for_reap(req_.grace_usec);
+      auto [outcome, receipt] = sig ? ctx_.client().Cancel(req_.run, sig, req_.grace_usec)
+                                    : ctx_.client().Reap(req_.run, req_.grace_usec);
       if (outcome != "complete" && outcome != "no_scope")
-        std::fprintf(stderr, "nervectl launch: cancelling run '%s' ended %s: %s\n", req_.run.c_str(), outcome.c_str(),
-                     receipt.c_str());
+        std::fprintf(stderr, "nervectl launch: %s run '%s' ended %s: %s\n", sig ? "cancelling" : "reaping",
+                     req_.run.c_str(), outcome.c_str(), receipt.c_str());
     } catch (const sdbus::Error& e) {
       if (may_not_exist && e.getName() == "org.nerve.Lifecycle1.Error.NoSuchRun") return;
-      std::fprintf(stderr, "nervectl launch: cannot cancel run '%s': %s [%s]\n", req_.run.c_str(),
+      std::fprintf(stderr, "nervectl launch: cannot %s run '%s': %s [%s]\n", what, req_.run.c_str(),
                    e.getMessage().c_str(), e.getName().c_str());
-    }
-  }
-
-  // CMD has exited: reap the scope so no descendant outlives it.
-  void finish_run() {
-    try {
-      ctx_.set_call_timeout_usec((req_.grace_usec ? req_.grace_usec : 10'000'000) + 60'000'000);
-      auto [outcome, receipt] = ctx_.client().Reap(req_.run, req_.grace_usec);
-      if (outcome != "complete" && outcome != "no_scope")
-        std::fprintf(stderr, "nervectl launch: reaping run '%s' ended %s: %s\n", req_.run.c_str(), outcome.c_str(),
-                     receipt.c_str());
-    } catch (const sdbus::Error& e) {
-      std::fprintf(stderr, "nervectl launch: cannot reap run '%s': %s [%s]\n", req_.run.c_str(), e.getMessage().c_str(),
-                   e.getName().c_str());
     }
   }
 
@@ -242,14 +242,15 @@ class Supervisor {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       reap_child();
-      call_cancel(SIGKILL, true);
+      end_run(SIGKILL, true);
     }
     return kExitNotLaunched;
   }
 
   Context& ctx_;
   const SuperviseRequest& req_;
-  Fd sigfd_, ctl_, report_, pidfd_;
+  Fd sigfd_, pidfd_;
+  HeldPipes pipes_;
   pid_t pid_ = -1;
 };
 

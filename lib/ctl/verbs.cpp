@@ -1,12 +1,11 @@
-// The verbs of nervectl: each parses its arguments, makes one bus call, and formats the answer.
+// The verbs of nervectl: each gets its checked arguments (args.cpp), makes one bus call, and formats the answer.
 #include "client.h"
 #include "ctl.h"
 #include "exec_command.h"
 #include "supervise.h"
 
-#include "errors.h"
+#include "held_child.h"
 #include "host.h"
-#include "run_id.h"
 
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
@@ -41,90 +40,15 @@ namespace {
 
 using nlohmann::json;
 
-// Options of the form --name or --name VALUE, before the positional arguments (or "--").
-struct Args {
-  std::vector<std::string> rest;
-  std::map<std::string, std::string> values;
-  std::map<std::string, bool> flags;
-};
-
-Args parse(std::vector<std::string>& in, const std::vector<std::string>& flags,
-           const std::vector<std::string>& valued, bool stop_at_first_positional) {
-  Args a;
-  std::size_t i = 0;
-  for (; i < in.size(); ++i) {
-    const std::string& s = in[i];
-    if (s == "--") {
-      ++i;
-      a.rest.push_back("--");
-      break;
-    }
-    if (s.rfind("--", 0) == 0) {
-      std::string name = s.substr(2), value;
-      bool has_eq = false;
-      if (auto eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        has_eq = true;
-      }
-      if (std::find(flags.begin(), flags.end(), name) != flags.end() && !has_eq) {
-        a.flags[name] = true;
-      } else if (std::find(valued.begin(), valued.end(), name) != valued.end()) {
-        if (!has_eq) {
-          if (i + 1 >= in.size()) throw UsageError{"--" + name + " needs a value"};
-          value = in[++i];
-        }
-        a.values[name] = value;
-      } else {
-        throw UsageError{"unknown option '" + s + "'"};
-      }
-      continue;
-    }
-    a.rest.push_back(s);
-    if (stop_at_first_positional) {
-      // Everything after the run id belongs to the launch syntax: expect "--" next.
-      ++i;
-      break;
-    }
-  }
-  for (; i < in.size(); ++i) a.rest.push_back(in[i]);
-  return a;
-}
-
-std::uint64_t grace_usec(const Args& a) {
-  auto it = a.values.find("grace");
-  if (it == a.values.end()) return 0;
-  char* end = nullptr;
-  errno = 0;
-  double s = std::strtod(it->second.c_str(), &end);
-  if (errno || end == it->second.c_str() || *end || !(s > 0) || s > 3600)
-    throw UsageError{"--grace takes seconds, more than 0 and at most 3600, not " + quote_value(it->second)};
-  return static_cast<std::uint64_t>(s * 1e6);
-}
-
-std::string run_arg(const std::string& run) {
-  if (auto why = run_id_problem(run)) throw UsageError{"invalid run id " + quote_value(run) + ": " + *why};
-  return run;
-}
-
-// Calls that wait for a reap may take the grace plus the kill wait; allow for it.
-void allow_for_grace(Context& ctx, std::uint64_t grace) {
-  std::uint64_t g = grace ? grace : 10'000'000;
-  ctx.set_call_timeout_usec(g + 60'000'000);
-}
-
-int launch(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"keep", "wait"}, {"grace"}, true);
-  if (a.rest.empty()) throw UsageError{"missing RUN"};
-  std::string run = run_arg(a.rest[0]);
-  if (a.rest.size() < 3 || a.rest[1] != "--") throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
-  std::vector<std::string> cmd(a.rest.begin() + 2, a.rest.end());
-  std::uint64_t grace = grace_usec(a);
-  if (a.flags.count("wait")) return supervise(ctx, SuperviseRequest{run, grace, a.flags.count("keep") != 0, cmd});
+int launch(Context& ctx, const VerbArgs& a) {
+  const std::string& run = a.run;
+  const std::vector<std::string>& cmd = a.cmd;
+  std::uint64_t grace = a.grace_usec;
+  if (a.wait) return supervise(ctx, SuperviseRequest{run, grace, a.keep, cmd});
   std::map<std::string, sdbus::Variant> options;
-  if (a.flags.count("keep")) options["keep"] = sdbus::Variant(true);
+  if (a.keep) options["keep"] = sdbus::Variant(true);
 
-  allow_for_grace(ctx, grace);  // a relaunch first reaps the earlier attempt, with this grace
+  ctx.allow_for_reap(grace);  // a relaunch first reaps the earlier attempt, with this grace
   auto [unit, invocation, cgroup, attempt] = ctx.client().Contain(run, grace, options);
 
   // Trust, but verify: this very process must now be in the scope's cgroup.
@@ -141,18 +65,16 @@ int launch(Context& ctx, std::vector<std::string>& in) {
   int err = exec_command(cmd);
   std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s (run '%s' is contained in %s; reap it)\n",
                cmd[0].c_str(), std::strerror(err), run.c_str(), unit.c_str());
-  return err == ENOENT ? 127 : 126;
+  return exec_failure_exit_code(err);
 }
 
-int reap(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"json"}, {"grace"}, false);
-  if (a.rest.size() != 1) throw UsageError{a.rest.empty() ? "missing RUN" : "too many arguments"};
-  std::string run = run_arg(a.rest[0]);
-  std::uint64_t grace = grace_usec(a);
-  allow_for_grace(ctx, grace);
+int reap(Context& ctx, const VerbArgs& a) {
+  const std::string& run = a.run;
+  std::uint64_t grace = a.grace_usec;
+  ctx.allow_for_reap(grace);
   auto [outcome, receipt_text] = ctx.client().Reap(run, grace);
   json r = json::parse(receipt_text);
-  if (a.flags.count("json")) {
+  if (a.json) {
     std::printf("%s\n", r.dump().c_str());
   } else {
     std::printf("run %s: %s\n", run.c_str(), outcome.c_str());
@@ -167,12 +89,10 @@ int reap(Context& ctx, std::vector<std::string>& in) {
   return kExitError;
 }
 
-int status(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"json"}, {}, false);
-  if (a.rest.size() != 1) throw UsageError{a.rest.empty() ? "missing RUN" : "too many arguments"};
-  std::string run = run_arg(a.rest[0]);
+int status(Context& ctx, const VerbArgs& a) {
+  const std::string& run = a.run;
   json s = json::parse(ctx.client().GetRun(run));
-  if (a.flags.count("json")) {
+  if (a.json) {
     std::printf("%s\n", s.dump().c_str());
     return 0;
   }
@@ -195,11 +115,9 @@ int status(Context& ctx, std::vector<std::string>& in) {
   return 0;
 }
 
-int list(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"json"}, {}, false);
-  if (!a.rest.empty()) throw UsageError{"too many arguments"};
+int list(Context& ctx, const VerbArgs& a) {
   auto runs = ctx.client().ListRuns();
-  if (a.flags.count("json")) {
+  if (a.json) {
     json out = json::array();
     for (auto& r : runs)
       out.push_back({{"run", r.get<0>()}, {"state", r.get<1>()}, {"unit", r.get<2>()}, {"outcome", r.get<3>()}});
@@ -213,12 +131,10 @@ int list(Context& ctx, std::vector<std::string>& in) {
   return 0;
 }
 
-int reconcile(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {"json"}, {}, false);
-  if (!a.rest.empty()) throw UsageError{"too many arguments"};
+int reconcile(Context& ctx, const VerbArgs& a) {
   ctx.set_call_timeout_usec(3600ull * 1'000'000);  // a pass may include reaps, each up to its grace
   auto lines = ctx.client().Reconcile();
-  if (a.flags.count("json")) {
+  if (a.json) {
     json out = json::array();
     for (auto& l : lines) out.push_back({{"run", l.get<0>()}, {"action", l.get<1>()}, {"detail", l.get<2>()}});
     std::printf("%s\n", out.dump().c_str());
@@ -229,10 +145,8 @@ int reconcile(Context& ctx, std::vector<std::string>& in) {
   return 0;
 }
 
-int forget(Context& ctx, std::vector<std::string>& in) {
-  Args a = parse(in, {}, {}, false);
-  if (a.rest.size() != 1) throw UsageError{a.rest.empty() ? "missing RUN" : "too many arguments"};
-  ctx.client().Forget(run_arg(a.rest[0]));
+int forget(Context& ctx, const VerbArgs& a) {
+  ctx.client().Forget(a.run);
   return 0;
 }
 
@@ -240,15 +154,15 @@ int forget(Context& ctx, std::vector<std::string>& in) {
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"launch", "launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]",
-       "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
-       launch},
-      {"reap", "reap [--grace SECONDS] [--json] RUN",
-       "stop RUN's scope, confirm it is empty, print the receipt", reap},
-      {"status", "status [--json] RUN", "show RUN's record and its live state", status},
-      {"list", "list [--json]", "list the runs and their states", list},
-      {"reconcile", "reconcile [--json]", "look at every unfinished run now, as nerved does at startup", reconcile},
-      {"forget", "forget RUN", "remove a reaped run's files so its id can be used again", forget},
+      {"launch", "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
+       {Opt::Wait, Opt::Grace, Opt::Keep}, Operands::RunAndCommand, launch},
+      {"reap", "stop RUN's scope, confirm it is empty, print the receipt", {Opt::Grace, Opt::Json}, Operands::Run,
+       reap},
+      {"status", "show RUN's record and its live state", {Opt::Json}, Operands::Run, status},
+      {"list", "list the runs and their states", {Opt::Json}, Operands::None, list},
+      {"reconcile", "look at every unfinished run now, as nerved does at startup", {Opt::Json}, Operands::None,
+       reconcile},
+      {"forget", "remove a reaped run's files so its id can be used again", {}, Operands::Run, forget},
   };
   return table;
 }

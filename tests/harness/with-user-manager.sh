@@ -13,7 +13,7 @@
 # machine's own cgroup namespace takes the machine's root cgroup as its own and
 # moves every process, PID 1 included, into its init.scope. So the manager is
 # only ever started inside private namespaces, following
-# /work/shared/notes/private-user-manager.md:
+# docs/private-user-manager.md (the facts and the recipe, with why):
 #
 #   outer (host namespaces, root)
 #     1. mkdir a fresh cgroup2 folder DIR = <cgroup2 mount>/nerve-test-<pid>

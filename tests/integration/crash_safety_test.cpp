@@ -144,12 +144,12 @@ class CrashSafety : public NervedTest {
     NervedTest::TearDown();
   }
 
-  // `nervectl launch --grace 1 RUN -- escaper --markers DIR` in the background; the four pids.
+  // `nervectl launch --grace 0.2 RUN -- escaper --markers DIR` in the background; the four pids.
   std::map<std::string, pid_t> launch_with_markers(const std::string& run, const std::string& dir_name,
                                                    std::vector<std::string> options = {}) {
     std::string dir = path(dir_name);
     if (::mkdir(dir.c_str(), 0700) != 0) ADD_FAILURE() << "mkdir " << dir << ": " << std::strerror(errno);
-    std::vector<std::string> args = {"launch", "--grace", "1"};
+    std::vector<std::string> args = {"launch", "--grace", kShortGraceArg};
     args.insert(args.end(), options.begin(), options.end());
     args.insert(args.end(), {run, "--", kEscaper, "--markers", dir});
     ctl_background("launch-" + run, args);
@@ -198,7 +198,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsReapedAsNoScopeAnd
   ASSERT_EQ(to_string(live.state), "running");
   ASSERT_NO_FATAL_FAILURE(forge(live, "forged", "running"));
 
-  Output reap = ctl({"reap", "--grace", "1", "forged"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "forged"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run forged: no_scope"));
   Receipt r = receipt("forged");
@@ -215,7 +215,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsReapedAsNoScopeAnd
   EXPECT_EQ(to_string(record("live").state), "running");
   EXPECT_FALSE(std::filesystem::exists(runs_ + "/live/receipt.json"));
 
-  Output own = ctl({"reap", "--grace", "1", "live"});
+  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
   EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
   EXPECT_EQ(to_string(receipt("live").outcome), "complete");
   expect_all_dead(pids, "the live run after its own reap");
@@ -240,7 +240,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeIsClosedAtStartupWithoutASignal)
   EXPECT_EQ(unit_property(live.unit, "InvocationID"), live.invocation_id);
   EXPECT_THAT(nerved_log(), HasSubstr("reconcile: run live: adopted"));
 
-  Output own = ctl({"reap", "--grace", "1", "live"});
+  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
   EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
   expect_all_dead(pids, "the live run after its own reap");
 }
@@ -253,7 +253,7 @@ class AFinalReceipt : public CrashSafety {};
 TEST_F(AFinalReceipt, SurvivesACrashBeforeTheRecordSaidReaped) {
   auto pids = launch_with_markers("r1", "markers");
   ASSERT_EQ(pids.size(), 4u);
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   ASSERT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   std::string final_receipt = read_file(runs_ + "/r1/receipt.json").value_or("");
   ASSERT_EQ(to_string(receipt("r1").outcome), "complete");
@@ -293,7 +293,7 @@ TEST_F(ALaunchRacingTheFinalReap, NeverLeavesAScopeOrAProcessAfterTheReceipt) {
     std::string dir = path("m1-" + races[i].run);
     ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
     ctl_background("first-" + races[i].run,
-                   {"launch", "--grace", "1", races[i].run, "--", kEscaper, "--markers", dir});
+                   {"launch", "--grace", kShortGraceArg, races[i].run, "--", kEscaper, "--markers", dir});
   }
   for (auto& r : races) {
     r.first = await_markers(path("m1-" + r.run));
@@ -306,7 +306,7 @@ TEST_F(ALaunchRacingTheFinalReap, NeverLeavesAScopeOrAProcessAfterTheReceipt) {
     Race& r = races[i];
     r.second_markers = path("m2-" + r.run);
     ASSERT_EQ(::mkdir(r.second_markers.c_str(), 0700), 0);
-    std::vector<std::string> relaunch = {"launch", "--grace", "1", r.run, "--", kEscaper, "--markers", r.second_markers};
+    std::vector<std::string> relaunch = {"launch", "--grace", kShortGraceArg, r.run, "--", kEscaper, "--markers", r.second_markers};
     std::vector<std::string> reap = {"reap", "--json", r.run};
     auto gap = std::chrono::milliseconds((i / 2) % 5 * 2);
     if (i % 2 == 0) {
@@ -361,12 +361,7 @@ TEST_F(ALaunchRacingTheFinalReap, NeverLeavesAScopeOrAProcessAfterTheReceipt) {
   RecordProperty("relaunch_first", launch_won);
   RecordProperty("reap_first", reap_won);
 
-  // Nothing of any run is left: no active unit, no cgroup folder.
-  std::vector<std::string> units, folders;
-  EXPECT_TRUE(eventually([&] { return (units = live_nerve_units()).empty(); }, 5000ms))
-      << "units left: " << ::testing::PrintToString(units);
-  EXPECT_TRUE(eventually([&] { return (folders = nerve_cgroup_folders()).empty(); }, 5000ms))
-      << "cgroup folders left: " << ::testing::PrintToString(folders);
+  expect_no_run_left("after every race");
 }
 
 // ---- 3. a user manager that does not answer -------------------------------------------------------
@@ -485,7 +480,7 @@ TEST_F(CorruptRecords, AreQuarantinedAtStartupWhileAGoodRunIsAdoptedAndTheirIdsC
 
   // A bad run's id can be launched afresh.
   pid_t relaunched = ctl_background(
-      "relaunch", {"launch", "--grace", "1", "bad-version", "--", kEscaper, "--pidfile", path("again.pid")});
+      "relaunch", {"launch", "--grace", kShortGraceArg, "bad-version", "--", kEscaper, "--pidfile", path("again.pid")});
   ASSERT_EQ(await_pidfile(path("again.pid")), relaunched);
   Record again = record("bad-version");
   EXPECT_EQ(to_string(again.state), "running");
@@ -493,7 +488,7 @@ TEST_F(CorruptRecords, AreQuarantinedAtStartupWhileAGoodRunIsAdoptedAndTheirIdsC
   EXPECT_EQ(ctl({"reap", "bad-version"}).exit_code, 0);
   EXPECT_FALSE(alive(relaunched));
 
-  Output reap = ctl({"reap", "--grace", "1", "good"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "good"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_EQ(to_string(receipt("good").outcome), "complete");
   expect_all_dead(pids, "the good run after its reap");
@@ -515,9 +510,9 @@ TEST_F(CorruptRecords, OfALiveRunDoNotLeaveItsScopeRunningBesideTheNextAttempt) 
   ASSERT_EQ(list_folder(runs_ + "/.quarantine").size(), 1u);
 
   pid_t launcher =
-      ctl_background("relaunch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("again.pid")});
+      ctl_background("relaunch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("again.pid")});
   ASSERT_EQ(await_pidfile(path("again.pid")), launcher);
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_FALSE(alive(launcher));
   for (const auto& [role, pid] : pids)
@@ -583,7 +578,7 @@ TEST_F(ARunFolderThatIsNotARunsOwn, IsSkippedAndReportedAndNothingOutsideTheRuns
   EXPECT_EQ(unit_property(live.unit, "InvocationID"), live.invocation_id);
   EXPECT_EQ(to_string(record("live").state), "running");
 
-  Output own = ctl({"reap", "--grace", "1", "live"});
+  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
   EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
   expect_all_dead(pids, "the live run after its own reap");
 }
@@ -631,14 +626,14 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
     ASSERT_EQ(::truncate(filler.c_str(), st.st_size - bytes), 0) << std::strerror(errno);
   }
 
-  // `sh -c 'nervectl launch --grace 1 RUN -- escaper --markers DIR & read line'`: the shell owns the
+  // `sh -c 'nervectl launch --grace 0.2 RUN -- escaper --markers DIR & read line'`: the shell owns the
   // run and exits when *STDIN_W is closed. The escaper's pids, and the shell's pid in *OWNER.
   std::map<std::string, pid_t> launch_under_owner(const std::string& run, pid_t* owner, int* stdin_w) {
     int in[2];
     if (::pipe2(in, O_CLOEXEC) != 0) ADD_FAILURE() << "pipe2";
     std::string dir = path("markers-" + run);
     ::mkdir(dir.c_str(), 0700);
-    std::string cmd = "'" + kNervectl + "' launch --grace 1 " + run + " -- '" + kEscaper + "' --markers '" + dir +
+    std::string cmd = "'" + kNervectl + "' launch --grace " + kShortGraceArg + " " + run + " -- '" + kEscaper + "' --markers '" + dir +
                       "' </dev/null & read line";
     SpawnSpec spec = command({"sh", "-c", cmd});
     spec.stdin_fd = in[0];
@@ -652,7 +647,7 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
   // nervectl launch RUN -- escaper --touch F: refused before anything ran or was started.
   void expect_launch_refused(const std::string& run, const std::string& cause) {
     std::string touched = path("touched-" + run);
-    Output o = ctl({"launch", "--grace", "1", run, "--", kEscaper, "--touch", touched});
+    Output o = ctl({"launch", "--grace", kShortGraceArg, run, "--", kEscaper, "--touch", touched});
     EXPECT_EQ(o.exit_code, 125) << o.out << o.err;
     EXPECT_THAT(o.err, HasSubstr(runs_ + "/" + run)) << "the error must name the path";
     EXPECT_THAT(o.err, HasSubstr(cause));
@@ -688,22 +683,18 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenItFillsUpBetweenTheIntentAndTheRunnin
   ASSERT_NO_FATAL_FAILURE(fill());
   ASSERT_NO_FATAL_FAILURE(free_space(4096));
   std::string touched = path("touched");
-  Output o = ctl({"launch", "--grace", "1", "r1", "--", kEscaper, "--touch", touched});
+  Output o = ctl({"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--touch", touched});
   EXPECT_EQ(o.exit_code, 125) << o.out << o.err;
   EXPECT_THAT(o.err, HasSubstr("No space left on device"));
   EXPECT_FALSE(std::filesystem::exists(touched)) << "the command ran although its running record was not written";
   Record intent = record("r1");
   EXPECT_EQ(to_string(intent.state), "launching") << "only the intent fitted";
   EXPECT_THAT(nerved_log(), HasSubstr("cannot write the running record"));
-  std::vector<std::string> units, folders;
-  EXPECT_TRUE(eventually([&] { return (units = live_nerve_units()).empty(); }, 5000ms))
-      << "the scope of a launch that failed is still there: " << ::testing::PrintToString(units);
-  EXPECT_TRUE(eventually([&] { return (folders = nerve_cgroup_folders()).empty(); }, 5000ms))
-      << ::testing::PrintToString(folders);
+  expect_no_run_left("after a launch that failed");
 
   // With space again, the run is launched afresh (attempt 2) and reaped.
   ASSERT_NO_FATAL_FAILURE(free_space());
-  pid_t launcher = ctl_background("again", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("again.pid")});
+  pid_t launcher = ctl_background("again", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("again.pid")});
   ASSERT_EQ(await_pidfile(path("again.pid")), launcher);
   EXPECT_EQ(record("r1").attempt, 2u);
   Output reap = ctl({"reap", "r1"});
@@ -745,7 +736,7 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtAReapRefusesItSignalsNothingAnd
   ASSERT_EQ(pids.size(), 4u);
   ASSERT_NO_FATAL_FAILURE(fill());
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 1) << reap.out << reap.err;
   EXPECT_THAT(reap.err, HasSubstr("cannot fence run 'r1'"));
   EXPECT_THAT(reap.err, HasSubstr("No space left on device"));
@@ -780,8 +771,8 @@ TEST_F(Reconcile, PrintsOneLinePerRunWithWhatItDid) {
   int in[2];
   ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
   for (const char* d : {"m-orphan", "m-gone"}) ASSERT_EQ(::mkdir(path(d).c_str(), 0700), 0);
-  std::string cmd = "'" + kNervectl + "' launch --grace 1 orphan -- '" + kEscaper + "' --markers '" + path("m-orphan") +
-                    "' </dev/null & '" + kNervectl + "' launch --grace 1 gone -- '" + kEscaper + "' --markers '" +
+  std::string cmd = "'" + kNervectl + "' launch --grace " + kShortGraceArg + " orphan -- '" + kEscaper + "' --markers '" + path("m-orphan") +
+                    "' </dev/null & '" + kNervectl + "' launch --grace " + kShortGraceArg + " gone -- '" + kEscaper + "' --markers '" +
                     path("m-gone") + "' </dev/null & read line";
   SpawnSpec spec = command({"sh", "-c", cmd});
   spec.stdin_fd = in[0];
@@ -837,8 +828,8 @@ TEST_F(Reconcile, PrintsOneLinePerRunWithWhatItDid) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr(R"({"action":"final","detail":"","run":"orphan"})")) << again.out;
 
-  EXPECT_EQ(ctl({"reap", "--grace", "1", "alive"}).exit_code, 0);
-  EXPECT_EQ(ctl({"reap", "--grace", "1", "r-kept"}).exit_code, 0);
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "alive"}).exit_code, 0);
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r-kept"}).exit_code, 0);
   expect_all_dead(alive_pids, "the adopted run after its reap");
   EXPECT_FALSE(alive(kept));
 }

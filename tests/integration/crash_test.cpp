@@ -30,7 +30,7 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_FAULT", GetParam()}}));
   std::string touched = path("touched");
-  Output o = ctl({"launch", "--grace", "1", "r1", "--", kEscaper, "--touch", touched});
+  Output o = ctl({"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--touch", touched});
   EXPECT_EQ(o.exit_code, 125) << o.out << o.err;
   EXPECT_THAT(o.err, HasSubstr("the command was not started"));
   EXPECT_EQ(await_nerved_exit(), 128 + SIGKILL) << "NERVE_FAULT=" << GetParam() << " did not kill nerved";
@@ -39,7 +39,7 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
 
   ASSERT_NO_FATAL_FAILURE(start_nerved());
   pid_t launcher =
-      ctl_background("relaunch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("run.pid")});
+      ctl_background("relaunch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Record second = record("r1");
   EXPECT_EQ(second.attempt, first.attempt + 1);
@@ -48,7 +48,7 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
   // The dead attempt's scope held only nervectl, which exited: nothing of it may be left.
   EXPECT_TRUE(wait_folder_gone(cgroup_folder("/app.slice/" + first.unit), 2000ms)) << first.unit;
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_EQ(to_string(receipt("r1").outcome), "complete") << receipt("r1").error;
   EXPECT_EQ(receipt("r1").attempt, second.attempt);
@@ -68,11 +68,11 @@ TEST_P(ANervedKilledDuringAReap, LeavesTheRunFencedAndTheNextNervedFinishesTheRe
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_FAULT", GetParam()}}));
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 69) << "nerved died during the call: 'unreachable' is the documented code\n"
                                 << reap.out << reap.err;
   EXPECT_EQ(await_nerved_exit(), 128 + SIGKILL) << "NERVE_FAULT=" << GetParam() << " did not kill nerved";
@@ -80,7 +80,7 @@ TEST_P(ANervedKilledDuringAReap, LeavesTheRunFencedAndTheNextNervedFinishesTheRe
   EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1/receipt.json"));
 
   ASSERT_NO_FATAL_FAILURE(start_nerved());
-  Output again = ctl({"reap", "--grace", "1", "r1"});
+  Output again = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   Receipt r = receipt("r1");
   EXPECT_THAT(to_string(r.outcome), ::testing::AnyOf("complete", "no_scope")) << r.error;

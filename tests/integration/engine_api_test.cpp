@@ -38,12 +38,10 @@ const char* const kManagerPath = "/org/nerve/Lifecycle1";
 const char* const kManager = "org.nerve.Lifecycle1.Manager";
 const char* const kRunIface = "org.nerve.Lifecycle1.Run";
 const char* const kErrorPrefix = "org.nerve.Lifecycle1.Error.";
-constexpr std::uint64_t kGraceUsec = 1'000'000;
-constexpr milliseconds kGrace{1'000};
+constexpr std::uint64_t kGraceUsec = kShortGraceUsec;
+constexpr milliseconds kGrace = kShortGrace;
 
 using Options = std::map<std::string, sdbus::Variant>;
-
-milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
 
 // The object path of run RUN (docs/dbus-api.md, "Run object paths").
 std::string run_path(const std::string& run) {
@@ -413,13 +411,7 @@ TEST_F(AnEngine, ThatIsKilledGetsItsRunReaped) {
   auto killed = Clock::now();
   ASSERT_EQ(::kill(engine, SIGKILL), 0);
   ASSERT_EQ(wait_child(engine, kEventTimeout).value_or(-1), 128 + SIGKILL);
-  auto deadline = killed + kGrace + 2000ms;
-  for (const auto& [role, pid] : pids) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    EXPECT_TRUE(wait_gone(pid, left < 0ms ? 0ms : left))
-        << role << " still alive " << since(killed).count() << " ms after its engine was SIGKILLed: "
-        << describe_process(pid);
-  }
+  expect_all_gone_by(pids, killed, killed + kGrace + 2000ms, "its engine was SIGKILLed");
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", kGrace + 2000ms))
       << "no receipt within grace + 2 s of the engine's death";
   Receipt r = receipt("r1");
@@ -482,7 +474,7 @@ TEST_F(AnEngine, KilledWhileItsLaunchIsInFlightStillGetsItsRunReaped) {
   ASSERT_EQ(wait_child(engine, kEventTimeout).value_or(-1), 128 + SIGKILL);
   ASSERT_TRUE(recorded) << "nerved never wrote the run's intent record";
 
-  // The receipt comes (the grace is 1 s; the TERM ignorer, if it started, needs the SIGKILL).
+  // The receipt comes (the grace is short; the TERM ignorer, if it started, needs the SIGKILL).
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", kGrace + 4000ms))
       << "no receipt within " << (kGrace + 4000ms).count() << " ms of the engine's death; record state "
       << to_string(record("r1").state);

@@ -94,7 +94,7 @@ TEST_F(TheExampleEngine, CancelsACommandThatIgnoresTermAndHoldsThePipeWithinTheG
   std::string script = "trap '' TERM; sleep 30 & echo $! > '" + sleep_pid + "'; echo started; wait; echo never";
   nlohmann::json summary;
   auto started = Clock::now();
-  Output o = engine({"--cancel-after", "0.5", "--grace", "1", "r1", "--", "sh", "-c", script}, &summary);
+  Output o = engine({"--cancel-after", "0.5", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", script}, &summary);
   auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
   pid_t sleeper = read_pid_file(sleep_pid);
   bool sleeper_alive = alive(sleeper);
@@ -104,7 +104,7 @@ TEST_F(TheExampleEngine, CancelsACommandThatIgnoresTermAndHoldsThePipeWithinTheG
   EXPECT_EQ(o.exit_code, 0) << "stdout:\n" << o.out << "\nstderr:\n" << o.err;
   EXPECT_THAT(o.out, HasSubstr("[r1] started\n"));
   EXPECT_THAT(o.out, ::testing::Not(HasSubstr("never")));
-  EXPECT_LT(took, 1000ms + 3000ms) << "grace + 3 s; stderr:\n" << o.err;
+  EXPECT_LT(took, 500ms + kShortGrace + 3000ms) << "cancel-after + grace + 3 s; stderr:\n" << o.err;
   ASSERT_GT(sleeper, 0) << "the command never wrote the sleep's pid";
   EXPECT_FALSE(sleeper_alive) << "the pipe holder outlived the engine: " << describe_process(sleeper);
   ASSERT_TRUE(summary.is_object()) << "the last stdout line is not a JSON summary:\n" << o.out << "\nstderr:\n" << o.err;

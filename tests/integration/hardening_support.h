@@ -20,10 +20,6 @@
 
 namespace nerve::itest {
 
-inline milliseconds since(Clock::time_point t) {
-  return std::chrono::duration_cast<milliseconds>(Clock::now() - t);
-}
-
 // A bus call's outcome, made in this process with its own deadline.
 struct Timed {
   std::string error;  // empty on success, else the error name

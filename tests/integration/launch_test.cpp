@@ -47,7 +47,7 @@ TEST_F(ALaunch, ExecsTheCommandInPlaceOnlyAfterItsRecordSaysRunning) {
   EXPECT_EQ(unit_property(rec.unit, "ControlGroup"), rec.cgroup);
   EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), rec.cgroup);
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_FALSE(alive(launcher));
 }
@@ -65,7 +65,7 @@ TEST_F(ALaunch, PassesNoBusConnectionToTheCommand) {
 TEST_F(ALaunch, OfARunThatIsRunningReapsTheFirstAttemptBeforeTheSecondStarts) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("first", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("first", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto first = await_markers(markers);
   ASSERT_EQ(first.size(), 4u);
   Record one = record("r1");
@@ -73,7 +73,7 @@ TEST_F(ALaunch, OfARunThatIsRunningReapsTheFirstAttemptBeforeTheSecondStarts) {
   std::string seen = path("seen.json");
   std::string script = "cat '" + runs_ + "/r1/lifecycle.json' > '" + seen + "'; exec '" + kEscaper +
                        "' --pidfile '" + path("second.pid") + "'";
-  pid_t launcher = ctl_background("second", {"launch", "--grace", "1", "r1", "--", "sh", "-c", script});
+  pid_t launcher = ctl_background("second", {"launch", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", script});
   ASSERT_EQ(await_pidfile(path("second.pid")), launcher);
   // By the time the second attempt's command runs, nothing of the first may be left.
   for (const auto& [role, pid] : first) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
@@ -82,7 +82,7 @@ TEST_F(ALaunch, OfARunThatIsRunningReapsTheFirstAttemptBeforeTheSecondStarts) {
   EXPECT_NE(two.unit, one.unit);
   EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), two.cgroup);
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_EQ(receipt("r1").attempt, 2u);
   EXPECT_FALSE(alive(launcher));
@@ -112,7 +112,7 @@ TEST_F(ALaunch, DoesNotStartTheCommandWhenTheBusCannotBeReached) {
 
 TEST_F(ALaunch, AfterAReapIsRefusedWithRunFinished) {
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("run.pid")});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Output reap = ctl({"reap", "r1"});
   ASSERT_EQ(reap.exit_code, 0) << reap.out << reap.err;
@@ -129,7 +129,7 @@ TEST_F(ALaunch, AfterAReapIsRefusedWithRunFinished) {
 
 TEST_F(ALaunch, AfterForgetStartsTheRunAfresh) {
   pid_t first =
-      ctl_background("first", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("first.pid")});
+      ctl_background("first", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("first.pid")});
   ASSERT_EQ(await_pidfile(path("first.pid")), first);
   Output busy = ctl({"forget", "r1"});
   EXPECT_EQ(busy.exit_code, 1) << busy.out << busy.err;
@@ -141,7 +141,7 @@ TEST_F(ALaunch, AfterForgetStartsTheRunAfresh) {
   EXPECT_EQ(forget.exit_code, 0) << forget.out << forget.err;
   EXPECT_THAT(list_folder(runs_), ::testing::IsEmpty());
   pid_t second =
-      ctl_background("second", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("second.pid")});
+      ctl_background("second", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("second.pid")});
   ASSERT_EQ(await_pidfile(path("second.pid")), second);
   EXPECT_EQ(record("r1").attempt, 1u);
   EXPECT_EQ(ctl({"reap", "r1"}).exit_code, 0);
@@ -199,7 +199,7 @@ TEST_F(ASecondNerved, ExitsWithAClearErrorAndLeavesTheFirstServing) {
 
 TEST_F(ARun, KeepsRunningWhileNervedRestartsAndIsReapedAfterwards) {
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("run.pid")});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Record before = record("r1");
 
@@ -209,7 +209,7 @@ TEST_F(ARun, KeepsRunningWhileNervedRestartsAndIsReapedAfterwards) {
   EXPECT_TRUE(alive(launcher)) << "a restarted nerved must adopt a run whose owner lives, not reap it";
   EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), before.cgroup);
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_EQ(to_string(receipt("r1").outcome), "complete");
   EXPECT_FALSE(alive(launcher));
@@ -224,7 +224,7 @@ class ARunsOwner : public NervedTest {
   void launch_under_owner(bool keep, pid_t* owner, pid_t* run_pid, int* stdin_w) {
     int in[2];
     ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-    std::string cmd = "'" + kNervectl + "' launch --grace 1 " + (keep ? "--keep " : "") + "r1 -- '" + kEscaper +
+    std::string cmd = "'" + kNervectl + "' launch --grace " + kShortGraceArg + " " + (keep ? "--keep " : "") + "r1 -- '" + kEscaper +
                       "' --pidfile '" + path("run.pid") + "' </dev/null & read line";
     SpawnSpec spec = command({"sh", "-c", cmd});
     spec.stdin_fd = in[0];

@@ -70,6 +70,7 @@ void NervedTest::start_nerved(Env env) {
   int log = open_log(nerved_log_);
   SpawnSpec spec;
   spec.argv = {kNerved, "--runs-dir", runs_, "--ready-fd", "3", "--verbose"};
+  spec.argv.insert(spec.argv.end(), nerved_args_.begin(), nerved_args_.end());
   spec.stdout_fd = log;
   spec.stderr_fd = log;
   spec.keep_fds = {{ready[1], 3}};
@@ -294,6 +295,23 @@ BusReply NervedTest::call_nerved(const std::function<void(sdbus::IProxy&)>& call
   if (kind == "ok") return {};
   if (kind == "error") return {text.substr(nl1 + 1, nl2 - nl1 - 1), text.substr(nl2 + 1), ""};
   return {"", "", text.substr(nl2 + 1)};
+}
+
+void NervedTest::expect_no_run_left(const std::string& when) {
+  std::vector<std::string> units, folders;
+  EXPECT_TRUE(eventually([&] { return (units = live_nerve_units()).empty(); }, milliseconds(5000)))
+      << "units left " << when << ": " << ::testing::PrintToString(units);
+  EXPECT_TRUE(eventually([&] { return (folders = nerve_cgroup_folders()).empty(); }, milliseconds(5000)))
+      << "cgroup folders left " << when << ": " << ::testing::PrintToString(folders);
+}
+
+void expect_all_gone_by(const std::map<std::string, pid_t>& pids, Clock::time_point t0, Clock::time_point deadline,
+                        const std::string& what) {
+  for (const auto& [role, pid] : pids) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    EXPECT_TRUE(wait_gone(pid, left < milliseconds(0) ? milliseconds(0) : left))
+        << role << " still alive " << since(t0).count() << " ms after " << what << ": " << describe_process(pid);
+  }
 }
 
 }  // namespace nerve::itest

@@ -36,6 +36,11 @@ struct BusReply {
   std::string failure;  // the helper process itself failed (no answer at all)
 };
 
+// Waits until every process of PIDS (role -> pid) has ended, all by DEADLINE; a failure for each one
+// that has not, naming its role and how long after T0, when WHAT happened ("its engine was SIGKILLed").
+void expect_all_gone_by(const std::map<std::string, pid_t>& pids, Clock::time_point t0, Clock::time_point deadline,
+                        const std::string& what);
+
 class NervedTest : public ::testing::Test {
  protected:
   using Env = std::map<std::string, std::optional<std::string>>;
@@ -77,6 +82,9 @@ class NervedTest : public ::testing::Test {
   std::string unit_property(const std::string& unit, const std::string& name);
   // The folder of a cgroup path as systemd and nerved report it ("/app.slice/x.scope").
   std::string cgroup_folder(const std::string& cgroup) const { return cgroup_root_ + cgroup; }
+  // Bounded waits (5 s each) until no nerve-* unit is live and no nerve-* cgroup folder is left; a
+  // failure naming what is left, WHEN ("after every race").
+  void expect_no_run_left(const std::string& when);
   // The nerve-* cgroup folders under app.slice (scopes of runs), by name.
   std::vector<std::string> nerve_cgroup_folders() const {
     std::vector<std::string> out;
@@ -101,6 +109,8 @@ class NervedTest : public ::testing::Test {
   std::string cgroup_root_;  // NERVE_CGROUP_ROOT
   std::string nerved_log_;
   pid_t nerved_pid_ = -1;
+  // More options for every start of nerved (a fixture sets them in its constructor, before SetUp).
+  std::vector<std::string> nerved_args_;
 
  private:
   struct Tracked {

@@ -25,7 +25,7 @@ TEST_F(AReap, KillsEveryProcessThatTriedToEscapeAndTheCgroupGoes) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   EXPECT_EQ(pids["main"], launcher) << "nervectl launch must exec the command in place";
@@ -46,10 +46,10 @@ TEST_F(AReap, KillsEveryProcessThatTriedToEscapeAndTheCgroupGoes) {
   ASSERT_TRUE(std::filesystem::is_directory(folder)) << folder;
   ASSERT_FALSE(HasFailure()) << "the run is not as launched; not reaping";
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run r1: complete"));
-  EXPECT_LT(reap.took, 3000ms) << "a reap with a 1 s grace took " << reap.took.count() << " ms";
+  EXPECT_LT(reap.took, kShortGrace + 2000ms) << "a reap with a 0.2 s grace took " << reap.took.count() << " ms";
 
   Receipt r = receipt("r1");
   EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
@@ -68,7 +68,7 @@ TEST_F(AReap, KillsEveryProcessThatTriedToEscapeAndTheCgroupGoes) {
 
 TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("first.pid")});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("first.pid")});
   pid_t first = await_pidfile(path("first.pid"));
   ASSERT_EQ(first, launcher);
   Record rec = record("r1");
@@ -87,7 +87,7 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   ASSERT_EQ(other_invocation.size(), 32u);
   ASSERT_NE(other_invocation, rec.invocation_id);
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 1) << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run r1: refused"));
   Receipt r = receipt("r1");
@@ -108,30 +108,30 @@ TEST_F(AReap, WithAShorterGraceThanTheLaunchsEndsAfterItsOwnGrace) {
   ctl_background("launch", {"launch", "--grace", "30", "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
-  EXPECT_LT(reap.took, 3000ms) << "the reap's 1 s grace must win over the launch's 30 s";
+  EXPECT_LT(reap.took, kShortGrace + 2000ms) << "the reap's 0.2 s grace must win over the launch's 30 s";
   EXPECT_TRUE(receipt("r1").killed);
   for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
 }
 
 // The scope's stop timeout is the launch's grace (systemd 252 cannot change it later). A reap with a
 // longer grace must still give the TERM ignorer that whole grace (so systemd must not be the one to
-// SIGKILL it after the launch's 1 s), and the receipt must say that SIGKILL was needed. Red before:
-// the reap ended after about 1.1 s with killed false.
+// SIGKILL it after the launch's 0.2 s), and the receipt must say that SIGKILL was needed. Red before:
+// the reap ended right after the launch's grace with killed false.
 TEST_F(AReap, HonoursALongerGraceThanTheLaunchsAndReportsTheKill) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
-  Output reap = ctl({"reap", "--grace", "3", "r1"});
+  Output reap = ctl({"reap", "--grace", "1.2", "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_EQ(to_string(receipt("r1").outcome), "complete");
   for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
-  EXPECT_GE(reap.took, 2900ms) << "the TERM ignorer did not get the reap's 3 s grace";
-  EXPECT_LT(reap.took, 5000ms) << "grace + 2 s";
+  EXPECT_GE(reap.took, 1150ms) << "the TERM ignorer did not get the reap's 1.2 s grace (the launch's was 0.2 s)";
+  EXPECT_LT(reap.took, 3200ms) << "grace + 2 s";
   EXPECT_TRUE(receipt("r1").killed) << "the TERM ignorer needed SIGKILL, yet the receipt says killed false:\n"
                                     << reap.out;
 }
@@ -149,7 +149,7 @@ TEST_F(AReap, OfProcessesThatHeedTermEndsWithoutSigkillAndWithoutWaitingForTheGr
 
 TEST_F(AReap, OfARunWhoseUnitWasStoppedOutOfBandFindsNoScope) {
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("run.pid")});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Record rec = record("r1");
   Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
@@ -165,20 +165,20 @@ TEST_F(AReap, OfARunWhoseUnitWasStoppedOutOfBandFindsNoScope) {
 TEST_F(AReap, WithoutAGraceUsesTheLaunchsGrace) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", "0.5", "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   Output reap = ctl({"reap", "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
-  EXPECT_LT(reap.took, 3000ms) << "the launch's grace was 1 s";
-  EXPECT_GE(reap.took, 900ms) << "the TERM ignorer must have had its grace";
+  EXPECT_LT(reap.took, 2500ms) << "the launch's grace was 0.5 s";
+  EXPECT_GE(reap.took, 450ms) << "the TERM ignorer must have had its grace";
   for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
 }
 
 TEST_F(AReap, CalledTwiceAtOnceGivesBothCallersTheSameReceipt) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   pid_t a = ctl_background("reap-a", {"reap", "--json", "r1"});
@@ -205,7 +205,7 @@ TEST_F(AReap, OfAnUnknownRunFailsWithNoSuchRunAndCreatesNothing) {
 TEST_F(AReap, ClosesAPipeThatABackgroundProcessOfTheRunHolds) {
   int p[2];
   ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", "sh", "-c", "sleep 20 & echo started; wait"}, p[1]);
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", "sleep 20 & echo started; wait"}, p[1]);
   ::close(p[1]);
   std::string got;
   bool started = read_until(p[0], "started\n", kEventTimeout, &got);
@@ -218,7 +218,7 @@ TEST_F(AReap, ClosesAPipeThatABackgroundProcessOfTheRunHolds) {
   }
   ASSERT_TRUE(started) << "no 'started' from the run within " << kEventTimeout.count() << " ms; read: '" << got << "'";
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   auto returned = Clock::now();
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   bool eof = false;
@@ -231,7 +231,7 @@ TEST_F(AReap, ClosesAPipeThatABackgroundProcessOfTheRunHolds) {
 
 TEST_F(AReap, TwiceReturnsTheSameReceiptTheSecondTime) {
   pid_t launcher =
-      ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--pidfile", path("run.pid")});
+      ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
 
   Output first = ctl({"reap", "--json", "r1"});

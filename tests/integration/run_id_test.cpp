@@ -38,7 +38,7 @@ TEST_F(AnInvalidRunId, IsAUsageErrorOfNervectlForEveryVerb) {
     SCOPED_TRACE("run id " + bad.quoted);
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"launch", bad.id, "--", kEscaper, "--touch", touched},
-             {"launch", "--grace", "1", bad.id, "--", kEscaper, "--touch", touched},
+             {"launch", "--grace", kShortGraceArg, bad.id, "--", kEscaper, "--touch", touched},
              {"reap", bad.id},
              {"status", bad.id},
          }) {

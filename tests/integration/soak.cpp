@@ -2,7 +2,7 @@
 // twice. Every run must end with a final receipt, and nothing of any run may be left: no process
 // (every pid of every escaper's markers folder is checked), no nerve-* unit, no nerve-* cgroup.
 //
-// A client does what an engine would do: `nervectl launch --grace 1 RUN -- escaper --markers DIR`
+// A client does what an engine would do: `nervectl launch --grace 0.2 RUN -- escaper --markers DIR`
 // in the background, wait (bounded) until the escaper proves it started, then `nervectl reap RUN`.
 // A call that failed because nerved was down or died during it is retried, boundedly: a launch that
 // exited 125 (its command never started) is relaunched under the same run id (nerved reaps the earlier
@@ -127,7 +127,7 @@ class Soak : public NervedTest {
           s_.marker_dirs.push_back(dir);
         }
         pid_t launcher =
-            spawn_ctl("launch-" + name, {"launch", "--grace", "1", run_id, "--", kEscaper, "--markers", dir});
+            spawn_ctl("launch-" + name, {"launch", "--grace", kShortGraceArg, run_id, "--", kEscaper, "--markers", dir});
         Started st = await_ready_or_exit(dir, launcher, kReadyTimeout);
         if (st == Started::Ready) {
           std::lock_guard<std::mutex> l(s_.mu);
@@ -257,12 +257,7 @@ TEST_F(Soak, FiftyRunsOfFiveClientsThroughTwoNervedCrashesAllEndReapedWithNothin
     }
   }
   for (pid_t p : s_.launchers) EXPECT_FALSE(alive(p)) << "launcher " << describe_process(p);
-  // No unit and no cgroup of any run.
-  std::vector<std::string> units, folders;
-  EXPECT_TRUE(eventually([&] { return (units = live_nerve_units()).empty(); }, 5000ms))
-      << "units left: " << ::testing::PrintToString(units);
-  EXPECT_TRUE(eventually([&] { return (folders = nerve_cgroup_folders()).empty(); }, 5000ms))
-      << "cgroup folders left: " << ::testing::PrintToString(folders);
+  expect_no_run_left("after the soak");
 
   std::cout << "soak: " << kRuns << " runs, " << kClients << " clients, nerved killed " << kills << " times, "
             << pids_checked << " escaper pids checked, " << s_.launch_retries << " launch retries (exits "

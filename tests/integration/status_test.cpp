@@ -24,7 +24,7 @@ std::set<pid_t> pid_set(const json& pids) {
 TEST_F(StatusAndList, ShowTheLivePidsOfARunningRunAndItsReceiptAfterTheReap) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   std::set<pid_t> expected;
@@ -55,7 +55,7 @@ TEST_F(StatusAndList, ShowTheLivePidsOfARunningRunAndItsReceiptAfterTheReap) {
   EXPECT_EQ(json::parse(list.out),
             json::parse(R"([{"run": "r1", "state": "running", "unit": ")" + rec.unit + R"(", "outcome": ""}])"));
 
-  Output reap = ctl({"reap", "--grace", "1", "r1"});
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   ASSERT_EQ(reap.exit_code, 0) << reap.out << reap.err;
 
   status = ctl({"status", "--json", "r1"});

@@ -27,9 +27,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 
-constexpr milliseconds kGrace{1'000};  // every launch here uses --grace 1
-
-milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
+constexpr milliseconds kGrace = kShortGrace;  // every launch here uses --grace kShortGraceArg
 
 // Waits (SIGCHLD on a signalfd, bounded) until child PID of this process has stopped, and consumes
 // that stop report. False (with *why) if it exited instead or did not stop in time.
@@ -103,11 +101,11 @@ class ASupervisor : public NervedTest {
     return dir;
   }
 
-  // Starts `nervectl launch --wait --grace 1 r1 -- escaper --markers DIR` and waits until the tree
+  // Starts `nervectl launch --wait --grace 0.2 r1 -- escaper --markers DIR` and waits until the tree
   // stands: the four pids, none of which ignores INT or QUIT.
   void launch_tree(pid_t* ctl_pid, std::map<std::string, pid_t>* pids) {
     std::string markers = make_dir("markers");
-    *ctl_pid = ctl_background("launch", {"launch", "--wait", "--grace", "1", "r1", "--", kEscaper, "--markers", markers});
+    *ctl_pid = ctl_background("launch", {"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
     *pids = await_markers(markers);
     ASSERT_EQ(pids->size(), 4u);
     // The tree is as the test means it: a setsid child, an orphaned grandchild, a TERM ignorer.
@@ -178,13 +176,13 @@ void PrintTo(const PauseCase& c, std::ostream* os) { *os << c.step; }
 
 class ASupervisorPaused : public ASupervisor, public ::testing::WithParamInterface<PauseCase> {
  protected:
-  // Starts `nervectl launch --wait --grace 1 r1` paused at the case's step, running the escaper tree
+  // Starts `nervectl launch --wait --grace 0.2 r1` paused at the case's step, running the escaper tree
   // (markers) when the command is meant to start, else `--touch touched`. Returns nervectl's pid.
   pid_t start_paused(const PauseCase& c, const std::string& touched, const std::string& markers) {
     std::vector<std::string> cmd = c.command_starts ? std::vector<std::string>{kEscaper, "--markers", markers}
                                                     : std::vector<std::string>{kEscaper, "--touch", touched};
     std::vector<std::string> argv = {"env", std::string("NERVE_TEST_PAUSE=") + c.step, kNervectl,
-                                     "launch", "--wait", "--grace", "1", "r1", "--"};
+                                     "launch", "--wait", "--grace", kShortGraceArg, "r1", "--"};
     argv.insert(argv.end(), cmd.begin(), cmd.end());
     return start_background("launch", argv);  // env execs nervectl in place: same pid
   }
@@ -269,13 +267,7 @@ TEST_P(ASupervisorPaused, AndKilledWithSigkillLeavesNothingOfTheRun) {
   auto killed = Clock::now();
   ASSERT_EQ(::kill(ctl_pid, SIGKILL), 0);
   ASSERT_EQ(wait_child(ctl_pid, kEventTimeout).value_or(-1), 128 + SIGKILL);
-  auto deadline = killed + kGrace + 2000ms;
-  for (const auto& [role, pid] : pids) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    EXPECT_TRUE(wait_gone(pid, left < 0ms ? 0ms : left))
-        << role << " still alive " << since(killed).count() << " ms after the supervisor was SIGKILLed at "
-        << c.step << ": " << describe_process(pid);
-  }
+  expect_all_gone_by(pids, killed, killed + kGrace + 2000ms, std::string("the supervisor was SIGKILLed at ") + c.step);
   if (std::string(c.step) == "before-scope") {
     EXPECT_THAT(list_folder(runs_), IsEmpty());
   } else {
@@ -301,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(AtEachStep, ASupervisorPaused,
 
 // 3. The command's own status passes through, and what it leaves behind is reaped.
 TEST_F(ASupervisor, ExitsWithTheCommandsExitCode) {
-  Output o = ctl({"launch", "--wait", "--grace", "1", "r1", "--", "sh", "-c", "exit 7"});
+  Output o = ctl({"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", "exit 7"});
   EXPECT_EQ(o.exit_code, 7) << o.out << o.err;
   EXPECT_FALSE(o.timed_out);
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "no receipt when nervectl exited";
@@ -312,7 +304,7 @@ TEST_F(ASupervisor, ExitsWithTheCommandsExitCode) {
 }
 
 TEST_F(ASupervisor, ExitsWith128PlusTheSignalThatKilledTheCommand) {
-  Output o = ctl({"launch", "--wait", "--grace", "1", "r1", "--", "sh", "-c", "kill -9 $$"});
+  Output o = ctl({"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", "kill -9 $$"});
   EXPECT_EQ(o.exit_code, 137) << o.out << o.err;
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "no receipt when nervectl exited";
   Receipt r = receipt("r1");
@@ -327,7 +319,7 @@ TEST_F(ASupervisor, ReapsWhatTheCommandLeftBehindBeforeItExits) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string script = "'" + kEscaper + "' --markers '" + markers + "' --ready-fd 3 3>'" + fifo +
                        "' >/dev/null 2>&1 & head -c1 '" + fifo + "' >/dev/null; exit 0";
-  pid_t ctl_pid = ctl_background("launch", {"launch", "--wait", "--grace", "1", "r1", "--", "sh", "-c", script});
+  pid_t ctl_pid = ctl_background("launch", {"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", "sh", "-c", script});
   auto code = wait_child(ctl_pid, kEventTimeout);
   std::map<std::string, std::string> survivors;
   std::map<std::string, pid_t> pids;
@@ -351,7 +343,7 @@ TEST_F(ASupervisor, ReapsWhatTheCommandLeftBehindBeforeItExits) {
 }
 
 TEST_F(ASupervisor, OfACommandThatCannotBeFoundExits127AndClosesTheRun) {
-  Output o = ctl({"launch", "--wait", "--grace", "1", "r1", "--", path("no-such-command")});
+  Output o = ctl({"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", path("no-such-command")});
   EXPECT_EQ(o.exit_code, 127) << o.out << o.err;
   EXPECT_THAT(o.err, HasSubstr("no-such-command"));
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "no receipt when nervectl exited";
@@ -373,7 +365,7 @@ TEST_F(ASupervisor, OfManyShortCommandsNeverTakesItsOwnVanishingScopeForAnotherU
                                    : i % 3 == 1 ? std::vector<std::string>{"sh", "-c", "exit 7"}
                                                 : std::vector<std::string>{path("no-such-command")};
     int expected = i % 3 == 0 ? 0 : i % 3 == 1 ? 7 : 127;
-    std::vector<std::string> args = {"launch", "--wait", "--grace", "1", run, "--"};
+    std::vector<std::string> args = {"launch", "--wait", "--grace", kShortGraceArg, run, "--"};
     args.insert(args.end(), cmd.begin(), cmd.end());
     Output o = ctl(args);
     if (o.exit_code != expected) {
@@ -394,7 +386,7 @@ TEST_F(ASupervisor, OfManyShortCommandsNeverTakesItsOwnVanishingScopeForAnotherU
 // The brief's own form: a setsid'd sleep whose pid the command writes before it exits.
 TEST_F(ASupervisor, ReapsASetsidSleepTheCommandLeftBehind) {
   std::string pid_file = path("sleep.pid");
-  Output o = ctl({"launch", "--wait", "--grace", "1", "r1", "--", "sh", "-c",
+  Output o = ctl({"launch", "--wait", "--grace", kShortGraceArg, "r1", "--", "sh", "-c",
                   "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > '" + pid_file + "'; exit 0"});
   pid_t sleeper = read_pid_file(pid_file);
   bool sleeper_alive = alive(sleeper);
@@ -415,13 +407,7 @@ TEST_F(ASupervisor, KilledWithSigkillStillGetsItsRunReaped) {
   auto sent = Clock::now();
   ASSERT_EQ(::kill(ctl_pid, SIGKILL), 0);
   ASSERT_EQ(wait_child(ctl_pid, kEventTimeout).value_or(-1), 128 + SIGKILL);
-  auto deadline = sent + kGrace + 2000ms;
-  for (const auto& [role, pid] : pids) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    EXPECT_TRUE(wait_gone(pid, left < 0ms ? 0ms : left))
-        << role << " still alive " << since(sent).count() << " ms after the supervisor was SIGKILLed: "
-        << describe_process(pid);
-  }
+  expect_all_gone_by(pids, sent, sent + kGrace + 2000ms, "the supervisor was SIGKILLed");
   auto took = since(sent);
   EXPECT_LT(took, kGrace + 2000ms);
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", kGrace + 2000ms))

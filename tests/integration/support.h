@@ -22,6 +22,16 @@ using std::chrono::milliseconds;
 // How long any single awaited event may take before a test gives up on it.
 inline constexpr milliseconds kEventTimeout{10'000};
 
+// The grace of tests whose subject is not the grace itself: short, so that a reap of a process that
+// ignores SIGTERM waits 0.2 s for it, not seconds. As nervectl's --grace, as grace_usec, and as a
+// duration for bounds.
+inline const std::string kShortGraceArg = "0.2";
+inline constexpr std::uint64_t kShortGraceUsec = 200'000;
+inline constexpr milliseconds kShortGrace{200};
+
+// Time since T.
+inline milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
+
 // True while PID exists and is not a zombie: kill(pid, 0) succeeds and /proc/PID/stat's state is not Z.
 bool alive(pid_t pid);
 

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
 using namespace nerve;
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -182,4 +186,41 @@ TEST(AnOutcome, IsFinalUnlessPendingRetry) {
 
 TEST(NowRfc3339, IsUtcWithMilliseconds) {
   EXPECT_THAT(now_rfc3339(), ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z"));
+}
+
+// Upgrades: a record and a receipt written by nerve 0.1.0 (record format version 1), checked in as
+// files (tests/unit/fixtures/*-v1.json) and never rewritten by the current writer, must still be read:
+// every field of the file comes out of the parser with its value (written back, it is the same JSON).
+// If the format's version changes, the parser must keep reading version 1: add a v2 fixture, keep these.
+namespace {
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(NERVE_UNIT_FIXTURES) + "/" + name);
+  if (!in) throw std::runtime_error("cannot read fixture " + name);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every field of the fixture but its version has the same value in `read`.
+void expect_every_field_read(const json& file, const json& read) {
+  ASSERT_EQ(file.at("version"), 1);
+  for (auto& [key, value] : file.items()) {
+    if (key == "version") continue;
+    EXPECT_EQ(read.value(key, json()), value) << "field '" << key << "'";
+  }
+}
+}  // namespace
+
+TEST(ParseRecord, ReadsARecordOfVersion1) {
+  std::string text = fixture("record-v1.json");
+  Record r = parse_record(text);
+  EXPECT_EQ(r.state, RunState::Running);
+  EXPECT_EQ(r.cgroup_id, 8412u);
+  expect_every_field_read(json::parse(text), json::parse(to_json_text(r)));
+}
+
+TEST(ParseReceipt, ReadsAReceiptOfVersion1) {
+  std::string text = fixture("receipt-v1.json");
+  Receipt r = parse_receipt(text);
+  EXPECT_EQ(r.outcome, Outcome::Complete);
+  EXPECT_TRUE(r.killed);
+  expect_every_field_read(json::parse(text), json::parse(to_json_text(r)));
 }

@@ -1,0 +1,206 @@
+#include "args.h"
+
+#include "errors.h"
+#include "nerve_version.h"
+#include "cli_parse.h"
+#include "run_id.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace nerve::ctl {
+
+namespace {
+
+// A usage error: printed with the verb's usage line, exit 2.
+struct UsageError {
+  std::string message;
+};
+
+struct OptionText {
+  Opt opt;
+  const char* name;
+  const char* value;  // nullptr for a flag
+  const char* help;
+};
+
+const OptionText kOptions[] = {
+    {Opt::Wait, "--wait", nullptr,
+     "stay in the foreground as the run's supervisor: reap the run when CMD exits, pass TERM, INT, HUP "
+     "and QUIT on to the whole scope, exit with CMD's status"},
+    {Opt::Grace, "--grace", "SECONDS",
+     "time between the stop signal and SIGKILL, more than 0 and at most 3600 (default: the grace given "
+     "at launch; at launch, 10)"},
+    {Opt::Keep, "--keep", nullptr, "do not reap the run when its owner (the calling process) exits"},
+    {Opt::Json, "--json", nullptr, "print the answer as one line of JSON"},
+};
+
+const OptionText& text_of(Opt opt) {
+  return *std::find_if(std::begin(kOptions), std::end(kOptions), [&](const OptionText& t) { return t.opt == opt; });
+}
+
+const char* operands_text(Operands o) {
+  switch (o) {
+    case Operands::None: return "";
+    case Operands::Run: return " RUN";
+    case Operands::RunAndCommand: return " RUN -- CMD [ARG...]";
+  }
+  return "";
+}
+
+const Verb* find_verb(const std::string& name) {
+  for (const auto& v : verbs())
+    if (name == v.name) return &v;
+  return nullptr;
+}
+
+std::string version_text() { return "nervectl " NERVE_VERSION; }
+
+std::uint64_t parse_grace(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double s = std::strtod(text.c_str(), &end);
+  if (errno || end == text.c_str() || *end || !(s > 0) || s > 3600)
+    throw UsageError{"--grace takes seconds, more than 0 and at most 3600, not " + quote_value(text)};
+  return static_cast<std::uint64_t>(s * 1e6);
+}
+
+std::string checked_run(const std::string& run) {
+  if (auto why = run_id_problem(run)) throw UsageError{"invalid run id " + quote_value(run) + ": " + *why};
+  return run;
+}
+
+// What CLI11 fills in for one verb; checked into VerbArgs by finish().
+struct Raw {
+  std::string grace;
+  std::string run;
+  CLI::Option* grace_opt = nullptr;
+  CLI::Option* run_opt = nullptr;
+};
+
+void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
+  CLI::App* sub = app.add_subcommand(verb.name, verb.summary);
+  sub->allow_extras();  // unknown options and extra words: reported by finish(), in nervectl's words
+  for (Opt o : verb.options) {
+    const OptionText& t = text_of(o);
+    if (o == Opt::Grace) raw.grace_opt = sub->add_option(t.name, raw.grace, t.help)->type_name(t.value);
+    if (o == Opt::Wait) sub->add_flag(t.name, a.wait, t.help);
+    if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
+    if (o == Opt::Json) sub->add_flag(t.name, a.json, t.help);
+  }
+  if (verb.operands != Operands::None) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
+}
+
+// The checks CLI11 does not make: extra words, the run id, the grace, the command.
+void finish(const Verb& verb, CLI::App& sub, VerbArgs& a, Raw& raw, bool separator) {
+  bool has_run = raw.run_opt && raw.run_opt->count() > 0;
+  for (const auto& extra : sub.remaining()) {
+    if (extra == "--") continue;  // CLI11 passes on the end-of-options mark with the extras
+    if (extra.rfind("--", 0) == 0) throw UsageError{"unknown option '" + extra + "'"};
+    // A word that starts with one '-' is a run id ("-x" is a valid one), as before CLI11.
+    if (verb.operands == Operands::None || has_run) throw UsageError{"too many arguments"};
+    raw.run = extra;
+    has_run = true;
+  }
+  if (verb.operands != Operands::None && !has_run) throw UsageError{"missing RUN"};
+  if (has_run) a.run = checked_run(raw.run);
+  if (raw.grace_opt && raw.grace_opt->count() > 0) a.grace_usec = parse_grace(raw.grace);
+  if (verb.operands == Operands::RunAndCommand && (!separator || a.cmd.empty()))
+    throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
+}
+
+Parsed usage_error(const Verb* verb, const std::string& message) {
+  Parsed p;
+  p.exit_code = kExitUsage;
+  if (verb)
+    p.err = "nervectl " + std::string(verb->name) + ": " + message + "\nUsage: nervectl " + synopsis(*verb) + "\n";
+  else
+    p.err = "nervectl: " + message + "\n\n" + help_text();
+  return p;
+}
+
+Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
+  Parsed p;
+  bool separator = false;
+  if (verb && verb->operands == Operands::RunAndCommand) {
+    auto sep = std::find(args.begin() + 1, args.end(), "--");
+    separator = sep != args.end();
+    if (separator) p.args.cmd.assign(sep + 1, args.end());
+    args.erase(sep, args.end());
+  }
+  CLI::App app("nervectl", "nervectl");
+  app.set_version_flag("--version", version_text());
+  app.formatter_fn([](const CLI::App* a, std::string, CLI::AppFormatMode) {
+    const Verb* v = find_verb(a->get_name());
+    return v ? verb_help_text(*v) : help_text();
+  });
+  Raw raw;
+  if (verb) add_verb(app, *verb, p.args, raw);
+  if (auto exit = parse_cli(app, args, version_text())) {
+    if (exit->code != 0) return usage_error(verb, exit->message);
+    p.out = exit->out;
+    return p;
+  }
+  if (!verb) return usage_error(nullptr, "missing VERB");
+  try {
+    finish(*verb, *app.get_subcommand(verb->name), p.args, raw, separator);
+  } catch (const UsageError& e) {
+    return usage_error(verb, e.message);
+  }
+  p.verb = verb;
+  return p;
+}
+
+}  // namespace
+
+std::string synopsis(const Verb& verb) {
+  std::string s = verb.name;
+  for (Opt o : verb.options) {
+    const OptionText& t = text_of(o);
+    s += std::string(" [") + t.name + (t.value ? std::string(" ") + t.value : "") + "]";
+  }
+  return s + operands_text(verb.operands);
+}
+
+std::string help_text() {
+  std::string s =
+      "Usage: nervectl VERB [OPTIONS] ...\n\n"
+      "Starts workflow runs inside systemd user scopes and reaps them completely, through nerved.\n\n"
+      "Options:\n"
+      "  -h, --help  print this help (after a verb: the verb's help) and exit\n"
+      "  --version   print the version and exit\n\n"
+      "Verbs:\n";
+  for (const auto& v : verbs()) {
+    std::string name = v.name;
+    s += "  " + name + std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') + v.summary + "\n";
+  }
+  return s +
+         "\nRun 'nervectl VERB --help' for the options of a verb.\n\n"
+         "Exit codes: 0 ok, 1 error from nerved (reap: refused), 2 usage, 69 nerved or the bus\n"
+         "unreachable, 75 reap pending retry, 125 launch: the command was not started.\n";
+}
+
+std::string verb_help_text(const Verb& verb) {
+  std::string s = "Usage: nervectl " + synopsis(verb) + "\n\n" + verb.summary + ".\n\nOptions:\n";
+  for (Opt o : verb.options) {
+    const OptionText& t = text_of(o);
+    std::string left = std::string(t.name) + (t.value ? std::string(" ") + t.value : "");
+    s += "  " + left + std::string(left.size() < 17 ? 17 - left.size() : 1, ' ') + t.help + "\n";
+  }
+  return s + "  -h, --help       print this help and exit\n";
+}
+
+Parsed parse_args(const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error(nullptr, "missing VERB");
+  if (args[0] == "help") {
+    Parsed p;
+    p.out = help_text();
+    return p;
+  }
+  const Verb* verb = find_verb(args[0]);
+  if (!verb && args[0].rfind("-", 0) != 0) return usage_error(nullptr, "unknown verb '" + args[0] + "'");
+  return parse_verb(verb, args);
+}
+
+}  // namespace nerve::ctl

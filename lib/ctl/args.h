@@ -1,0 +1,36 @@
+// nervectl's command line, parsed (with CLI11) against the table of verbs, without any bus call, so
+// that it can be tested on its own. Every bad value is a usage error (exit 2) whose message quotes it.
+//
+// The help has a fixed shape that other tools read (the man-page check):
+//   `nervectl --help`: "Usage:" line, description, "Options:", then "Verbs:" with one verb per line
+//   ("  NAME  SUMMARY"), ended by an empty line, then the exit codes.
+//   `nervectl VERB --help`: "Usage: nervectl SYNOPSIS", the summary, then "Options:" with one option
+//   per line ("  --NAME [VALUE]  TEXT").
+#pragma once
+
+#include "ctl.h"
+
+#include <string>
+#include <vector>
+
+namespace nerve::ctl {
+
+struct Parsed {
+  const Verb* verb = nullptr;  // set when the verb is to run; then exit_code is unused
+  VerbArgs args;
+  int exit_code = 0;
+  std::string out;  // for stdout (help, version)
+  std::string err;  // for stderr (usage errors)
+};
+
+// ARGS is argv without the program name.
+Parsed parse_args(const std::vector<std::string>& args);
+
+// "launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]"
+std::string synopsis(const Verb& verb);
+
+// The help texts described above.
+std::string help_text();
+std::string verb_help_text(const Verb& verb);
+
+}  // namespace nerve::ctl

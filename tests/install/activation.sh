@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# activation.sh PREFIX: run by check-install.sh inside a private user manager (the harness) whose unit
+# path and session bus data folders include PREFIX. Checks, in this order:
+#   - `systemd-analyze --user verify` of the installed PREFIX/lib/systemd/user/nerved.service passes
+#     (this includes its Documentation=man:nerved(8), found through MANPATH);
+#   - the session bus lists org.nerve.Lifecycle1 as activatable (it read the installed service file),
+#     nobody owns the name and nerved.service is inactive;
+#   - `PREFIX/bin/nervectl list` succeeds: the call started nerved;
+#   - nerved.service is now active, its main process runs PREFIX/bin/nerved, and that process owns
+#     org.nerve.Lifecycle1: the activation went through the installed unit (SystemdService=), not a
+#     direct Exec by the bus;
+#   - `systemctl --user stop nerved` stops it (nothing of it is left for the harness to kill).
+set -u
+prefix=$1
+fail() { echo "activation: FAIL: $*"; exit 1; }
+unit=$prefix/lib/systemd/user/nerved.service
+dbus_call() { busctl --user call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus "$@"; }
+
+out=$(systemd-analyze --user verify "$unit" 2>&1) || fail "systemd-analyze --user verify $unit: $out"
+[[ -z $out ]] || fail "systemd-analyze --user verify $unit printed: $out"
+echo "activation: systemd-analyze --user verify $unit: ok"
+
+[[ $(dbus_call ListActivatableNames) == *'"org.nerve.Lifecycle1"'* ]] ||
+    fail "the session bus does not list org.nerve.Lifecycle1 as activatable (XDG_DATA_DIRS=${XDG_DATA_DIRS:-})"
+[[ $(dbus_call NameHasOwner s org.nerve.Lifecycle1) == 'b false' ]] || fail "org.nerve.Lifecycle1 is owned before the test"
+state=$(systemctl --user is-active nerved.service)
+[[ $state == inactive ]] || fail "nerved.service is '$state' before the test"
+
+out=$("$prefix/bin/nervectl" list 2>&1) || fail "nervectl list with no nerved running failed: $out"
+
+state=$(systemctl --user is-active nerved.service)
+[[ $state == active ]] || fail "after nervectl list, nerved.service is '$state', not active"
+pid=$(systemctl --user show -P MainPID nerved.service)
+exe=$(readlink "/proc/$pid/exe")
+[[ $exe == "$prefix/bin/nerved" ]] || fail "nerved.service's main process $pid runs '$exe', not $prefix/bin/nerved"
+owner=$(dbus_call GetConnectionUnixProcessID s org.nerve.Lifecycle1)
+[[ $owner == "u $pid" ]] || fail "org.nerve.Lifecycle1 is owned by pid '${owner#u }', not by nerved.service's $pid"
+echo "activation: nervectl list started $exe (pid $pid) as nerved.service through D-Bus activation"
+
+systemctl --user stop nerved.service || fail "systemctl --user stop nerved.service failed"
+state=$(systemctl --user is-active nerved.service)
+[[ $state == inactive ]] || fail "nerved.service is '$state' after stop"
+echo "activation: ok"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# check-deb.sh: the Debian package is built, installs with apt, and removes without a trace.
+#
+# Usage: tests/install/check-deb.sh BUILD_DIR          (root; needs unshare, mount, chroot, apt-get)
+#
+# 1. `cpack -G DEB` (into a temporary folder) makes nerve_<version>_<arch>.deb;
+#    `dpkg-deb --info` shows Depends with libsdbus-c++1, libsystemd0, systemd and dbus-user-session;
+#    every file is under /usr; the unit and the activation file name /usr/bin/nerved.
+# 2. In a private mount namespace, the machine's root file system is seen through an overlay whose
+#    upper layer is a tmpfs (the machine's files are never written: everything the package does lands
+#    in the tmpfs, and is gone with the namespace). In a chroot into that overlay:
+#    `apt-get install ./nerve_*.deb` (offline: the dependencies are the machine's installed packages),
+#    the installed programs answer --help, `apt-get remove nerve` removes every file of the package,
+#    `dpkg -P nerve` purges it; then the overlay's upper layer holds nothing outside dpkg's and apt's
+#    own state and caches: the package left no file behind and removed none of the machine's.
+# Exit 0 all good; 1 a check failed; 2 bad usage or missing tools.
+set -u
+(( $# == 1 )) || { echo "usage: check-deb.sh BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+fail() { echo "deb: FAIL: $*"; exit 1; }
+(( EUID == 0 )) || { echo "deb: needs root (a private mount namespace and a chroot)" >&2; exit 2; }
+for tool in cpack dpkg-deb unshare mount chroot; do
+    command -v "$tool" >/dev/null || { echo "deb: '$tool' not found" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nerve-deb-test.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# 1. Build and inspect.
+(cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/out") >"$tmp/cpack.log" 2>&1 ||
+    { cat "$tmp/cpack.log"; fail "cpack -G DEB failed"; }
+debs=("$tmp"/out/nerve_*_*.deb)
+[[ ${#debs[@]} == 1 && -f ${debs[0]} ]] || fail "expected one nerve_<version>_<arch>.deb, got: $(ls "$tmp/out")"
+deb=${debs[0]}
+echo "deb: built ${deb##*/}"
+depends=$(dpkg-deb --field "$deb" Depends)
+for d in libsdbus-c++1 libsystemd0 systemd dbus-user-session; do
+    [[ ", $depends" == *", $d"[\ ,]* || ", $depends" == *", $d" ]] || fail "Depends lacks $d: $depends"
+done
+echo "deb: Depends: $depends"
+outside=$(dpkg-deb --contents "$deb" | awk '{print $6}' | grep -v '^\./$' | grep -v '^\./usr/' | head -5)
+[[ -z $outside ]] || fail "files outside /usr: $outside"
+dpkg-deb -x "$deb" "$tmp/x"
+grep -qx 'ExecStart=/usr/bin/nerved' "$tmp/x/usr/lib/systemd/user/nerved.service" || fail "the unit does not name /usr/bin/nerved"
+grep -qx 'Exec=/usr/bin/nerved' "$tmp/x/usr/share/dbus-1/services/org.nerve.Lifecycle1.service" ||
+    fail "the activation file does not name /usr/bin/nerved"
+
+# 2. Install and remove in an overlay of the root file system, in a private mount namespace.
+cp "$deb" "$tmp/nerve.deb"
+unshare --mount --propagation private -- "$BASH" "$(dirname "${BASH_SOURCE[0]}")/deb-in-overlay.sh" "$tmp" ||
+    fail "install/remove in the overlay failed"
+echo "deb: ok"

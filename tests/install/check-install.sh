@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# check-install.sh: nerve installs under the prefix it is given, and the installed files work.
+#
+# Usage: tests/install/check-install.sh BUILD_DIR HARNESS
+#
+# 1. `cmake --install BUILD_DIR --prefix P` (P a fresh temporary folder): every file of the install
+#    manifest is under P; the expected layout is there (programs, user unit, D-Bus activation and
+#    interface, man pages, completion, docs); the unit and the activation file name P/bin/nerved;
+#    nothing in the system's own folders for these files changed (a marker file's mtime is compared).
+# 2. DESTDIR=D `cmake --install BUILD_DIR --prefix /opt/nerve-test`: every file lands under
+#    D/opt/nerve-test, and the unit names /opt/nerve-test/bin/nerved (DESTDIR is not part of it).
+# 3. Inside a private user manager (HARNESS), with the manager's unit path and the session bus's data
+#    folders extended by P (SYSTEMD_UNIT_PATH, XDG_DATA_DIRS: the environment the manager and its
+#    dbus-daemon inherit), activation.sh checks the installed unit with `systemd-analyze --user
+#    verify` and shows that `nervectl list` with no nerved running starts P/bin/nerved as
+#    nerved.service through D-Bus activation.
+# Exit 0 all good; 1 a check failed (one line each); 2 bad usage.
+set -u
+(( $# == 2 )) || { echo "usage: check-install.sh BUILD_DIR HARNESS" >&2; exit 2; }
+build=$1 harness=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+failures=0
+fail() { echo "install: FAIL: $*"; failures=$((failures + 1)); }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nerve-install-test.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+# System folders an install with a wrong (absolute) destination would write into.
+watched=(/usr/local /usr/lib/systemd/user /usr/share/dbus-1 /usr/share/man /usr/share/bash-completion
+         /usr/share/doc /etc/systemd/user /opt)
+marker=$tmp/marker
+touch "$marker"
+
+# manifest_under PREFIX [DESTDIR]: every file of the last install's manifest (which names files
+# without DESTDIR) is under PREFIX and exists under DESTDIR, and the manifest names every file there.
+manifest_under() {
+    local prefix=$1 dest=${2:-} n=0 f
+    while IFS= read -r f || [[ -n $f ]]; do
+        n=$((n + 1))
+        [[ $f == "$prefix"/* ]] || fail "installed outside $prefix: $f"
+        [[ -f $dest$f ]] || fail "in the manifest but not installed: $dest$f"
+    done <"$build/install_manifest.txt"
+    (( n > 0 )) || fail "the install manifest is empty"
+    local found
+    found=$(find "$dest$prefix" -type f | wc -l)
+    (( found == n )) || fail "$found files under $dest$prefix, but $n in the install manifest"
+    echo "install: $n files, all under ${dest:+DESTDIR }$dest$prefix"
+}
+
+# 1. --prefix
+if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
+    cat "$tmp/install.log"; fail "cmake --install --prefix $prefix failed"; exit 1
+fi
+manifest_under "$prefix"
+for f in bin/nerved bin/nervectl lib/systemd/user/nerved.service \
+         share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
+         share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
+         share/bash-completion/completions/nervectl \
+         share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md; do
+    [[ -f $prefix/$f ]] || fail "not installed: $f"
+done
+grep -qx "ExecStart=$prefix/bin/nerved" "$prefix/lib/systemd/user/nerved.service" ||
+    fail "nerved.service does not say ExecStart=$prefix/bin/nerved: $(grep ExecStart "$prefix/lib/systemd/user/nerved.service")"
+grep -qx "Exec=$prefix/bin/nerved" "$prefix/share/dbus-1/services/org.nerve.Lifecycle1.service" ||
+    fail "org.nerve.Lifecycle1.service does not say Exec=$prefix/bin/nerved"
+if grep -rl /usr/local "$prefix/lib" "$prefix/share/dbus-1" >/dev/null 2>&1; then
+    fail "an installed file names /usr/local: $(grep -rl /usr/local "$prefix/lib" "$prefix/share/dbus-1")"
+fi
+changed=$(find "${watched[@]}" -xdev -newer "$marker" 2>/dev/null | head -5)
+[[ -z $changed ]] || fail "changed outside the prefix during the install: $changed"
+
+# 2. DESTDIR + an absolute prefix
+if ! DESTDIR=$tmp/dest cmake --install "$build" --prefix /opt/nerve-test >"$tmp/install2.log" 2>&1; then
+    cat "$tmp/install2.log"; fail "DESTDIR=$tmp/dest cmake --install --prefix /opt/nerve-test failed"; exit 1
+fi
+manifest_under /opt/nerve-test "$tmp/dest"
+[[ ! -e /opt/nerve-test ]] || fail "/opt/nerve-test exists: DESTDIR was not honoured"
+grep -qx "ExecStart=/opt/nerve-test/bin/nerved" "$tmp/dest/opt/nerve-test/lib/systemd/user/nerved.service" ||
+    fail "with DESTDIR, nerved.service does not say ExecStart=/opt/nerve-test/bin/nerved"
+changed=$(find "${watched[@]}" -xdev -newer "$marker" 2>/dev/null | head -5)
+[[ -z $changed ]] || fail "changed outside DESTDIR during the install: $changed"
+
+# 3. The installed files at work, in a private user manager.
+mkdir -p "$tmp/state"
+if ! SYSTEMD_UNIT_PATH="$prefix/lib/systemd/user:" \
+     XDG_DATA_DIRS="$prefix/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}" \
+     XDG_STATE_HOME="$tmp/state" MANPATH="$prefix/share/man:" NERVE_FORCE_PRIVATE_MANAGER=1 \
+     "$harness" -- "$here/activation.sh" "$prefix"; then
+    fail "activation.sh failed in the private user manager"
+fi
+
+(( failures == 0 )) || { echo "install: FAILED: $failures problem(s)"; exit 1; }
+echo "install: ok"

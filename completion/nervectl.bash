@@ -5,14 +5,15 @@
 # tests/check-completion.sh (ctest completion) fails when a verb or an option of `nervectl --help` is
 # missing here.
 
-_nervectl_verbs='launch reap status list reconcile forget'
+_nervectl_verbs='launch reap status list reconcile forget sealing'
 declare -A _nervectl_options=(
-    [launch]='--wait --grace --keep --help'
+    [launch]='--wait --grace --keep --sealed --help'
     [reap]='--grace --json --help'
     [status]='--json --help'
     [list]='--json --help'
     [reconcile]='--json --help'
     [forget]='--help'
+    [sealing]='--json --help'
 )
 # Options that take a value (nothing to complete for it).
 _nervectl_valued='--grace'

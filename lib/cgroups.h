@@ -1,8 +1,15 @@
-// The cgroup filesystem as the lifecycle logic sees it, behind an interface so its unit tests can run
-// without a kernel cgroup tree. RealCgroups is the real thing (cgroup.h, cgroup_watch.h).
+// The cgroup2 tree as the lifecycle logic sees it, behind an interface so its unit tests can run
+// without a kernel cgroup tree. RealCgroups (real_cgroups.h) is the real thing.
+//
+// A cgroup is named by its ControlGroup path (as systemd reports it, relative to the root of the
+// cgroup2 hierarchy). Its id is the folder's inode number, unique for the cgroup's life: it is
+// checked against the record before any signal, and cgroup.kill is written only through the folder
+// fd whose id was checked, so a cgroup removed and re-created under the same path is never hit.
+// Waiting for a cgroup to empty is a watch on its cgroup.events (inotify), never a sleep: arm the
+// watch before the first read, so no change can fall between the two.
 #pragma once
 
-#include "cgroup_watch.h"
+#include "result.h"
 
 #include <sys/types.h>
 
@@ -17,36 +24,21 @@ namespace nerve {
 class Cgroups {
  public:
   virtual ~Cgroups() = default;
-  // The cgroup id (inode number) of 'cgroup' (a ControlGroup path), or nullopt if it is gone.
+  // The cgroup id (inode number) of 'cgroup', or nullopt if it is gone.
   virtual std::optional<std::uint64_t> id(const std::string& cgroup) = 0;
-  virtual bool populated(const std::string& cgroup) = 0;
+  // "populated" of cgroup.events: some process is in the cgroup or below it. A cgroup that is gone
+  // is not populated; one that cannot be read is an Error (it is not known to be empty).
+  virtual Result<bool> populated(const std::string& cgroup) = 0;
+  // Every pid in the cgroup and below it (what can be read).
   virtual std::vector<pid_t> pids(const std::string& cgroup) = 0;
   // Opens 'cgroup', checks through that folder fd that its id is 'expected_id', and only then
-  // writes cgroup.kill through the same fd. false if gone, replaced or unsupported.
+  // writes cgroup.kill through the same fd. false if gone, replaced or unsupported (before 5.14).
   virtual bool kill_if(const std::string& cgroup, std::uint64_t expected_id) = 0;
   // 'changed' runs on every change of cgroup.events and when the folder goes. -1: already gone.
   virtual int watch(const std::string& cgroup, std::function<void()> changed) = 0;
   virtual void unwatch(int handle) = 0;
-  // The cgroup2 membership ("0::" line) of 'pid', or nullopt.
+  // The cgroup2 membership ("0::" line of /proc/PID/cgroup) of 'pid', or nullopt.
   virtual std::optional<std::string> member_of(pid_t pid) = 0;
-};
-
-class RealCgroups : public Cgroups {
- public:
-  RealCgroups(std::string root, CgroupWatcher& watcher) : root_(std::move(root)), watcher_(watcher) {}
-  const std::string& root() const { return root_; }
-
-  std::optional<std::uint64_t> id(const std::string& cgroup) override;
-  bool populated(const std::string& cgroup) override;
-  std::vector<pid_t> pids(const std::string& cgroup) override;
-  bool kill_if(const std::string& cgroup, std::uint64_t expected_id) override;
-  int watch(const std::string& cgroup, std::function<void()> changed) override;
-  void unwatch(int handle) override { watcher_.unwatch(handle); }
-  std::optional<std::string> member_of(pid_t pid) override;
-
- private:
-  std::string root_;
-  CgroupWatcher& watcher_;
 };
 
 }  // namespace nerve

@@ -14,6 +14,8 @@
 
 #include "deps.h"
 #include "record.h"
+#include "result.h"
+#include "run_records.h"
 
 #include <sys/types.h>
 
@@ -39,31 +41,26 @@ struct ContainReply {
   unsigned attempt = 0;
 };
 
-// How long a start job may take after StartTransientUnit was accepted: a JobRemoved that never comes
-// must not leave the run busy for ever (issue 8, item 13).
-inline constexpr auto kStartJobTimeout = std::chrono::seconds(30);
-
 class ContainOp : public std::enable_shared_from_this<ContainOp> {
  public:
-  using Done = std::function<void(std::optional<ContainReply>, std::optional<BusError>)>;
-  static void start(Deps& deps, ContainRequest req, unsigned attempt, Done done);
+  static void start(Deps& deps, ContainRequest req, unsigned attempt, Done<ContainReply> done);
+  ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<ContainReply> done);
 
  private:
-  ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done done);
   void begin();
-  void on_started(JobOutcome job);
-  void on_start_timeout();
+  void on_started(const Result<void>& job);
+  void on_lookup(const Result<UnitState>& lookup);
+  // The membership and identity checks of step 3: the cgroup's id when all hold, else what is wrong.
+  Result<std::uint64_t> check(const UnitState& unit);
   void fail(const char* name, std::string message);
-  bool save(const char* step);
+  Result<void> save(RunState state);
 
   Deps& deps_;
+  RunRecords records_;
   ContainRequest req_;
   Record record_;
-  Done done_;
+  Done<ContainReply> done_;
   bool intent_saved_ = false;
-  bool finished_ = false;
-  TimerId deadline_ = 0;
-  std::shared_ptr<ContainOp> self_;
 };
 
 }  // namespace nerve

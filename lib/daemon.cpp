@@ -1,8 +1,5 @@
 #include "daemon.h"
 
-#include "cgroup.h"
-#include "cgroup_watch.h"
-#include "cgroups.h"
 #include "daemon_options.h"
 #include "event_loop.h"
 #include "host.h"
@@ -10,6 +7,7 @@
 #include "manager_object.h"
 #include "owners.h"
 #include "process_launcher.h"
+#include "real_cgroups.h"
 #include "resource_limits.h"
 #include "run_objects.h"
 #include "run_store.h"
@@ -29,6 +27,123 @@
 
 namespace nerve {
 
+namespace {
+
+// TERM, INT and HUP become events on the loop (they end nerved cleanly; runs keep running).
+Fd signals_as_fd() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return Fd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+std::string why_unavailable(const std::optional<std::string>& cgroup2) {
+  if (cgroup2) return "";
+  return "no cgroup2 hierarchy is mounted on this machine (see /proc/self/mountinfo); nerve needs cgroup v2 to "
+         "contain runs, and starts no command without it";
+}
+
+void log_reconciliation(const std::vector<ReconcileLine>& lines) {
+  std::size_t runs = 0, acted = 0, skipped = 0;
+  for (const auto& l : lines) {
+    if (l.action == ReconcileAction::Skipped && l.run.empty()) {
+      ++skipped;
+      continue;
+    }
+    ++runs;
+    acted += l.action != ReconcileAction::Final;
+  }
+  spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
+               runs, acted, skipped);
+}
+
+// Everything nerved is made of, built in this order and torn down in the reverse one.
+struct Nerved {
+  explicit Nerved(const DaemonOptions& opt)
+      : store(opt.runs_dir),
+        boot_id(read_boot_id()),
+        cgroup2(cgroup_root()),
+        unavailable(why_unavailable(cgroup2)),
+        bus(sdbus::createSessionBusConnection()),
+        cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
+        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout}),
+        owners(loop, *bus),
+        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
+                  LifecycleOptions{.retry_first = opt.retry_first}),
+        launcher(loop, lifecycle),
+        object(*bus, lifecycle, launcher, store.path(), boot_id),
+        run_objects(*bus, store, launcher) {
+    store.set_observer([this](const std::string& run) { run_objects.changed(run); });
+    run_objects.add_all();
+    launcher.on_exit([this](const std::string& run, int code, int sig) {
+      object.emitRunExited(run, code, sig);
+      run_objects.changed(run);
+    });
+    loop.attach_bus(*bus);
+  }
+
+  void stop_on_signals(int sigfd) {
+    loop.watch_fd(sigfd, EPOLLIN, [this, sigfd](std::uint32_t) {
+      signalfd_siginfo si{};
+      while (::read(sigfd, &si, sizeof si) == sizeof si) {
+        spdlog::info("signal {}: stopping; runs keep running and are found again at the next start",
+                     strsignal(static_cast<int>(si.ssi_signo)));
+        loop.stop();
+      }
+    });
+  }
+
+  // Reconciles, owns the bus name, says it is ready, and serves until a signal. The exit code.
+  int serve(int ready_fd) {
+    // Own the name first: a second nerved started by mistake must exit before it touches any record
+    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
+    // unfinished run is queued, so no launch of a run is answered before its record is looked at.
+    try {
+      bus->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
+      return 1;
+    }
+    lifecycle.reconcile(log_reconciliation);
+    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,
+                 cgroup2.value_or("(none)"));
+    systemd.version([](Result<std::string> version) {
+      if (version)
+        spdlog::info("systemd user manager: version {}", *version);
+      else
+        spdlog::error("systemd user manager: unreachable ({})", version.error().message);
+    });
+    if (!unavailable.empty()) spdlog::error("{}", unavailable);
+    if (ready_fd >= 0) {
+      (void)!::write(ready_fd, "READY\n", 6);
+      ::close(ready_fd);
+    }
+    loop.run();
+    bus->releaseName(kBusName);
+    return 0;
+  }
+
+  RunStore store;
+  std::string boot_id;
+  std::optional<std::string> cgroup2;
+  std::string unavailable;
+  std::unique_ptr<sdbus::IConnection> bus;
+  EventLoop loop;
+  RealCgroups cgroups;
+  SdbusSystemd systemd;
+  OwnerWatcher owners;
+  Lifecycle lifecycle;
+  ProcessLauncher launcher;
+  ManagerObject object;
+  RunObjects run_objects;
+};
+
+}  // namespace
+
 int daemon_main(int argc, char** argv) {
   DaemonCommandLine line = parse_daemon_options(std::vector<std::string>(argv + 1, argv + argc));
   std::fputs(line.out.c_str(), stdout);
@@ -39,87 +154,13 @@ int daemon_main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern(opt.verbose ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
   spdlog::set_level(opt.verbose ? spdlog::level::debug : spdlog::level::info);
-
   spdlog::info("{}", raise_fd_limit());
+
   try {
-    // Signals become events on the loop: TERM and INT end nerved cleanly (runs keep running).
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
-    Fd sigfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
-
-    RunStore store(opt.runs_dir);
-    std::string boot_id = read_boot_id();
-    std::string unavailable;
-    auto root = cgroup_root();
-    if (!root)
-      unavailable = "no cgroup2 hierarchy is mounted on this machine (see /proc/self/mountinfo); nerve needs "
-                    "cgroup v2 to contain runs, and starts no command without it";
-
-    auto bus = sdbus::createSessionBusConnection();
-    EventLoop loop;
-    CgroupWatcher watcher(loop);
-    RealCgroups cgroups(root.value_or("/sys/fs/cgroup"), watcher);
-    SdbusSystemd systemd(*bus);
-    OwnerWatcher owners(loop, *bus);
-    Lifecycle lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable});
-    ProcessLauncher launcher(loop, lifecycle);
-    ManagerObject object(*bus, lifecycle, launcher);
-    RunObjects run_objects(*bus, store, launcher);
-    store.set_observer([&](const std::string& run) { run_objects.changed(run); });
-    run_objects.add_all();
-    launcher.on_exit([&](const std::string& run, int code, int sig) {
-      object.emitRunExited(run, code, sig);
-      run_objects.changed(run);
-    });
-    loop.attach_bus(*bus);
-    loop.watch_fd(sigfd.get(), EPOLLIN, [&](std::uint32_t) {
-      signalfd_siginfo si{};
-      while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
-        spdlog::info("signal {}: stopping; runs keep running and are found again at the next start",
-                     strsignal(static_cast<int>(si.ssi_signo)));
-        loop.stop();
-      }
-    });
-    // Own the name first: a second nerved started by mistake must exit before it touches any record
-    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
-    // unfinished run is queued, so no launch of a run is answered before its record is looked at.
-    try {
-      bus->requestName(kBusName);
-    } catch (const sdbus::Error& e) {
-      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
-      return 1;
-    }
-    lifecycle.reconcile([](std::vector<ReconcileLine> lines) {
-      std::size_t runs = 0, acted = 0, skipped = 0;
-      for (auto& l : lines) {
-        if (l.action == "skipped" && l.run.empty()) {
-          ++skipped;
-          continue;
-        }
-        ++runs;
-        acted += l.action != "final";
-      }
-      spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
-                   runs, acted, skipped);
-    });
-    std::string version_error;
-    std::string version = systemd.version(&version_error);
-    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}, systemd {}", kBusName,
-                 store.path(), boot_id, root.value_or("(none)"),
-                 version.empty() ? "unreachable (" + version_error + ")" : version);
-    if (!unavailable.empty()) spdlog::error("{}", unavailable);
-    if (opt.ready_fd >= 0) {
-      (void)!::write(opt.ready_fd, "READY\n", 6);
-      ::close(opt.ready_fd);
-    }
-    loop.run();
-    bus->releaseName(kBusName);
-    return 0;
+    Fd sigfd = signals_as_fd();
+    Nerved nerved(opt);
+    nerved.stop_on_signals(sigfd.get());
+    return nerved.serve(opt.ready_fd);
   } catch (const sdbus::Error& e) {
     spdlog::error("{}: {}", e.getName(), e.getMessage());
     if (e.getName().find("NoReply") == std::string::npos && std::getenv("DBUS_SESSION_BUS_ADDRESS") == nullptr)

@@ -23,10 +23,4 @@ struct Deps {
   std::string unavailable;
 };
 
-// A named bus error (org.nerve.Lifecycle1.Error.*) on its way to a caller.
-struct BusError {
-  std::string name;
-  std::string message;
-};
-
 }  // namespace nerve

@@ -1,14 +1,6 @@
 #include "errors.h"
 
-#include <sdbus-c++/Error.h>
-
 #include <cstdio>
-
-namespace nerve::error {
-
-void raise(const char* name, const std::string& message) { throw sdbus::Error(name, message); }
-
-}  // namespace nerve::error
 
 namespace nerve {
 

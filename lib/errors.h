@@ -1,7 +1,8 @@
-// Named bus errors of org.nerve.Lifecycle1 and the helpers that raise them.
+// Named bus errors of org.nerve.Lifecycle1, and how a bad value is quoted in their messages.
 //
 // Every error nerved returns over the bus has a name under org.nerve.Lifecycle1.Error and a message
-// that quotes the value at fault and says what to do. docs/dbus-api.md lists them all.
+// that quotes the value at fault and says what to do. docs/dbus-api.md lists them all. The logic
+// returns them as Error values (result.h); the bus layer (bus_reply.h) sends them.
 #pragma once
 
 #include <string>
@@ -21,10 +22,7 @@ inline constexpr const char* RunNotFinished = "org.nerve.Lifecycle1.Error.RunNot
 inline constexpr const char* RunBusy = "org.nerve.Lifecycle1.Error.RunBusy";
 inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed";
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
-inline constexpr const char* Internal = "org.nerve.Lifecycle1.Error.Internal";
-
-// Raises sdbus::Error(name, message). In a method handler it becomes the error reply.
-[[noreturn]] void raise(const char* name, const std::string& message);
+inline constexpr const char* SealingUnavailable = "org.nerve.Lifecycle1.Error.SealingUnavailable";
 
 }  // namespace nerve::error
 

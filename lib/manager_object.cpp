@@ -1,12 +1,14 @@
 #include "manager_object.h"
 
+#include "bus_reply.h"
+#include "conventions.h"
 #include "errors.h"
 #include "host.h"
 #include "owners.h"
 #include "run_id.h"
 #include "run_objects.h"
+#include "sealing.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,115 +18,97 @@
 namespace nerve {
 
 namespace {
-constexpr std::uint64_t kMaxGraceUsec = 3600ull * 1'000'000;
+void check_grace(std::uint64_t grace_usec) {
+  if (grace_usec > kMaxGraceUsec)
+    throw_bus_error(error::InvalidArgument,
+                    "grace " + std::to_string(grace_usec) + " us is longer than the limit of one hour");
+}
 
-// The catch of every handler: a named error stays as it is; any other exception (a bug, or a resource
-// failure such as no fds left) becomes Error.Internal for this one call, and nerved goes on.
-[[noreturn]] void rethrow_named(const char* method) {
+template <typename T>
+T option_value(const std::string& key, const sdbus::Variant& value, const char* type) {
   try {
-    throw;
+    return value.get<T>();
   } catch (const sdbus::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    spdlog::error("{}: unexpected failure: {}", method, e.what());
-    error::raise(error::Internal, std::string(method) + " failed inside nerved: " + e.what() +
-                                      "; nothing more was done for this call, try again");
+    throw_bus_error(error::InvalidArgument, "option '" + key + "' must be " + type);
   }
 }
 
-void check_grace(std::uint64_t grace_usec) {
-  if (grace_usec > kMaxGraceUsec)
-    error::raise(error::InvalidArgument,
-                 "grace " + std::to_string(grace_usec) + " us is longer than the limit of one hour");
+// A sealed run is refused before anything is recorded or started where the host cannot seal.
+void require_sealing(const std::string& run) {
+  SealingStatus s = sealing_status();
+  if (!s.available)
+    throw_bus_error(error::SealingUnavailable, "run " + quote_value(run) + " cannot be sealed on this host: " + s.detail);
+}
+
+void check_caller_uid(uid_t uid) {
+  if (uid != ::getuid())
+    throw_bus_error(error::AccessDenied,
+                    "caller uid " + std::to_string(uid) + " is not nerved's uid " + std::to_string(::getuid()));
 }
 }  // namespace
 
-ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher)
-    : AdaptorInterfaces(bus, kObjectPath), lifecycle_(lifecycle), launcher_(launcher) {
+ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher,
+                             std::string runs_dir, std::string boot_id)
+    : AdaptorInterfaces(bus, kObjectPath),
+      lifecycle_(lifecycle),
+      launcher_(launcher),
+      runs_dir_(std::move(runs_dir)),
+      boot_id_(std::move(boot_id)) {
   registerAdaptor();
 }
 
 ManagerObject::~ManagerObject() { unregisterAdaptor(); }
 
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
-                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
-  require_valid_run_id(run);
+                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) {
+  value_or_throw(check_run_id(run));
   check_grace(grace_usec);
+  ContainRequest req = contain_request(run, grace_usec, options);
+  AsyncReply reply(std::move(result));
+  lifecycle_.contain(std::move(req), [reply](Result<ContainReply> r) {
+    if (!r) return reply.error(r.error());
+    reply(r->unit, r->invocation_id, r->cgroup, r->attempt);
+  });
+}
+
+ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t grace_usec,
+                                              const std::map<std::string, sdbus::Variant>& options) {
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   pid_t pid = msg->getCredsPid();
-  uid_t uid = msg->getCredsUid();
-  if (pid <= 0) error::raise(error::AccessDenied, "the caller's pid is unknown; it cannot be contained");
-  if (uid != ::getuid())
-    error::raise(error::AccessDenied, "caller uid " + std::to_string(uid) + " is not nerved's uid " +
-                                          std::to_string(::getuid()));
+  if (pid <= 0) throw_bus_error(error::AccessDenied, "the caller's pid is unknown; it cannot be contained");
+  check_caller_uid(msg->getCredsUid());
   ContainRequest req;
   req.run = run;
-  req.owner.kind = "none";
   req.pid = pid;
   req.grace_usec = grace_usec ? grace_usec : kDefaultGraceUsec;
   for (const auto& [key, value] : options) {
-    if (key == "keep") {
-      try {
-        req.keep = value.get<bool>();
-      } catch (const sdbus::Error&) {
-        error::raise(error::InvalidArgument, "option 'keep' must be a boolean");
-      }
-    } else if (key == "owner_bus_name") {
-      std::string name;
-      try {
-        name = value.get<std::string>();
-      } catch (const sdbus::Error&) {
-        error::raise(error::InvalidArgument, "option 'owner_bus_name' must be a string");
-      }
-      pid_t owner_pid = name.rfind(':', 0) == 0 ? pid_of_bus_name(name) : 0;
-      auto parent = proc_parent(pid);
-      if (owner_pid <= 0 || !parent || owner_pid != *parent)
-        error::raise(error::InvalidArgument, "owner_bus_name " + quote_value(name) +
-                                                 " is not a unique bus name of the caller's parent process");
-      req.owner.kind = "bus";
-      req.owner.name = name;
-    } else {
-      error::raise(error::InvalidArgument, "unknown option " + quote_value(key));
-    }
+    if (key == "keep")
+      req.keep = option_value<bool>(key, value, "a boolean");
+    else if (key == "sealed" && option_value<bool>(key, value, "a boolean"))
+      require_sealing(run);  // the caller seals itself; nerved only checks
+    else if (key == "sealed")
+      continue;
+    else if (key == "owner_bus_name")
+      req.owner = bus_owner(value, pid);
+    else
+      throw_bus_error(error::InvalidArgument, "unknown option " + quote_value(key));
   }
   // The owner of a run started by a wrapper is the wrapper's parent: the engine that ran it.
-  if (req.owner.kind != "bus") req.owner = owner_of(pid);
-  auto shared = std::make_shared<sdbus::Result<std::string, std::string, std::string, uint32_t>>(std::move(result));
-  lifecycle_.contain(std::move(req), [shared](std::optional<ContainReply> reply, std::optional<BusError> err) {
-    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
-    shared->returnResults(reply->unit, reply->invocation_id, reply->cgroup, reply->attempt);
-  });
-} catch (...) {
-  rethrow_named("Contain");
+  if (req.owner.kind != OwnerKind::Bus) req.owner = owner_of(pid);
+  return req;
 }
 
-void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) try {
-  require_valid_run_id(run);
-  require_same_uid("Reap");
-  check_grace(grace_usec);
-  auto shared = std::make_shared<sdbus::Result<std::string, std::string>>(std::move(result));
-  lifecycle_.reap(run, grace_usec, [shared](std::optional<Receipt> receipt, std::optional<BusError> err) {
-    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
-    shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
-  });
-} catch (...) {
-  rethrow_named("Reap");
-}
-
-void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
-                           uint64_t grace_usec) try {
-  require_valid_run_id(run);
-  require_same_uid("Cancel");
-  check_grace(grace_usec);
-  if (signal < 1 || signal > 64)
-    error::raise(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
-  auto shared = std::make_shared<sdbus::Result<std::string, std::string>>(std::move(result));
-  lifecycle_.cancel(run, signal, grace_usec, [shared](std::optional<Receipt> receipt, std::optional<BusError> err) {
-    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
-    shared->returnResults(to_string(receipt->outcome), to_json_text(*receipt));
-  });
-} catch (...) {
-  rethrow_named("Cancel");
+Owner ManagerObject::bus_owner(const sdbus::Variant& value, pid_t pid) {
+  auto name = option_value<std::string>("owner_bus_name", value, "a string");
+  pid_t owner_pid = name.rfind(':', 0) == 0 ? pid_of_bus_name(name) : 0;
+  auto parent = proc_parent(pid);
+  if (owner_pid <= 0 || !parent || owner_pid != *parent)
+    throw_bus_error(error::InvalidArgument,
+                    "owner_bus_name " + quote_value(name) + " is not a unique bus name of the caller's parent process");
+  Owner owner;
+  owner.kind = OwnerKind::Bus;
+  owner.name = name;
+  return owner;
 }
 
 pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
@@ -138,23 +122,59 @@ pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
   }
 }
 
+void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) {
+  final_reap(std::move(result), run, 0, grace_usec);
+}
+
+void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
+                           uint64_t grace_usec) {
+  value_or_throw(check_run_id(run));
+  check_grace(grace_usec);
+  if (signal < 1 || signal > 64)
+    throw_bus_error(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
+  final_reap(std::move(result), run, signal, grace_usec);
+}
+
+void ManagerObject::final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
+                               uint64_t grace_usec) {
+  value_or_throw(check_run_id(run));
+  check_grace(grace_usec);
+  AsyncReply reply(std::move(result));
+  lifecycle_.cancel(run, signal, grace_usec, [reply](Result<Receipt> receipt) {
+    if (!receipt) return reply.error(receipt.error());
+    reply(to_string(receipt->outcome), to_json_text(*receipt));
+  });
+}
+
 void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run,
                            std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
-                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
-  require_valid_run_id(run);
-  if (argv.empty() || argv[0].empty()) error::raise(error::InvalidArgument, "argv must name a command");
+                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) {
+  LaunchRequest req = launch_request(run, std::move(argv), std::move(env), std::move(cwd), stdio, options);
+  AsyncReply reply(std::move(result));
+  launcher_.launch(std::move(req), [reply, run](Result<pid_t> pid) {
+    if (!pid) return reply.error(pid.error());
+    reply(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
+  });
+}
+
+LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<std::string> argv,
+                                            std::vector<std::string> env, std::string cwd,
+                                            const std::vector<sdbus::UnixFd>& stdio,
+                                            const std::map<std::string, sdbus::Variant>& options) {
+  value_or_throw(check_run_id(run));
+  if (argv.empty() || argv[0].empty()) throw_bus_error(error::InvalidArgument, "argv must name a command");
   for (const auto& e : env)
     if (e.find('=') == std::string::npos || e.front() == '=')
-      error::raise(error::InvalidArgument, "environment entry " + quote_value(e) + " is not KEY=VALUE");
+      throw_bus_error(error::InvalidArgument, "environment entry " + quote_value(e) + " is not KEY=VALUE");
   if (cwd.empty() || cwd.front() != '/')
-    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not an absolute path");
+    throw_bus_error(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not an absolute path");
   if (struct stat st {}; ::stat(cwd.c_str(), &st) < 0)
-    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " cannot be used: " + std::strerror(errno));
+    throw_bus_error(error::InvalidArgument, "cwd " + quote_value(cwd) + " cannot be used: " + std::strerror(errno));
   else if (!S_ISDIR(st.st_mode))
-    error::raise(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not a folder");
+    throw_bus_error(error::InvalidArgument, "cwd " + quote_value(cwd) + " is not a folder");
   if (stdio.size() != 3)
-    error::raise(error::InvalidArgument, "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " +
-                                             std::to_string(stdio.size()));
+    throw_bus_error(error::InvalidArgument,
+                    "stdio must hold exactly 3 fds (stdin, stdout, stderr), not " + std::to_string(stdio.size()));
   LaunchRequest req;
   req.run = run;
   req.spawn.argv = std::move(argv);
@@ -171,86 +191,57 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
         req.reap_on_exit = value.get<bool>();
       } else if (key == "keep") {
         req.keep = value.get<bool>();
+      } else if (key == "sealed") {
+        req.spawn.sealed = value.get<bool>();
       } else {
-        error::raise(error::InvalidArgument, "unknown option " + quote_value(key));
+        throw_bus_error(error::InvalidArgument, "unknown option " + quote_value(key));
       }
     } catch (const sdbus::Error& e) {
       if (e.getName().rfind(error::kPrefix, 0) == 0) throw;
-      error::raise(error::InvalidArgument, "option " + quote_value(key) + " has the wrong type");
+      throw_bus_error(error::InvalidArgument, "option " + quote_value(key) + " has the wrong type");
     }
   }
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
   if (msg->getCredsUid() != ::getuid())
-    error::raise(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+    throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  if (req.spawn.sealed) require_sealing(run);
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
-  req.owner.kind = "bus";
+  req.owner.kind = OwnerKind::Bus;
   req.owner.name = msg->getSender();
-  auto shared = std::make_shared<sdbus::Result<sdbus::ObjectPath, uint32_t>>(std::move(result));
-  launcher_.launch(std::move(req), [shared, run](std::optional<pid_t> pid, std::optional<BusError> err) {
-    if (err) return shared->returnError(sdbus::Error(err->name, err->message));
-    shared->returnResults(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
-  });
-} catch (...) {
-  rethrow_named("Launch");
+  return req;
 }
 
-sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) try {
-  require_valid_run_id(run);
-  std::optional<Record> rec;
-  try {
-    rec = lifecycle_.deps().store.load(run);
-  } catch (const std::exception& e) {
-    error::raise(error::RecordFailed, "the record of run " + quote_value(run) + " cannot be read: " + e.what());
-  }
-  if (!rec) error::raise(error::NoSuchRun, "no run " + quote_value(run));
+sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {
+  value_or_throw(lifecycle_.exists(run));
   return sdbus::ObjectPath(run_object_path(run));
-} catch (...) {
-  rethrow_named("GetRunPath");
 }
 
-void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) try {
-  require_same_uid("Reconcile");
-  auto shared = std::make_shared<sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>>(
-      std::move(result));
-  lifecycle_.reconcile([shared](std::vector<ReconcileLine> lines) {
+void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) {
+  AsyncReply reply(std::move(result));
+  lifecycle_.reconcile([reply](std::vector<ReconcileLine> lines) {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
-    for (auto& l : lines) out.emplace_back(l.run, l.action, l.detail);
-    shared->returnResults(out);
+    for (auto& l : lines) out.emplace_back(l.run, to_string(l.action), l.detail);
+    reply(out);
   });
-} catch (...) {
-  rethrow_named("Reconcile");
 }
 
-void ManagerObject::Forget(const std::string& run) try {
-  require_same_uid("Forget");
-  lifecycle_.forget(run);
-} catch (...) {
-  rethrow_named("Forget");
+void ManagerObject::Forget(const std::string& run) { value_or_throw(lifecycle_.forget(run)); }
+
+void ManagerObject::GetRun(sdbus::Result<std::string>&& result, std::string run) {
+  AsyncReply reply(std::move(result));
+  lifecycle_.status_json(run, [reply](Result<std::string> status) {
+    if (!status) return reply.error(status.error());
+    reply(*status);
+  });
 }
 
-std::string ManagerObject::GetRun(const std::string& run) try {
-  return lifecycle_.status_json(run);
-} catch (...) {
-  rethrow_named("GetRun");
-}
-
-void ManagerObject::require_same_uid(const char* method) {
-  // A per-user bus lets only this uid connect; the check is cheap and says so if that ever changes.
-  uid_t uid = getObject().getCurrentlyProcessedMessage()->getCredsUid();
-  if (uid != ::getuid())
-    error::raise(error::AccessDenied, std::string(method) + ": caller uid " + std::to_string(uid) +
-                                          " is not nerved's uid " + std::to_string(::getuid()));
-}
-
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() try {
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() {
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
-  for (auto& s : lifecycle_.list()) out.emplace_back(s.run, s.state, s.unit, s.outcome);
+  for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
   return out;
-} catch (...) {
-  rethrow_named("ListRuns");
 }
 
-std::string ManagerObject::RunsDirectory() { return lifecycle_.deps().store.path(); }
-std::string ManagerObject::BootID() { return lifecycle_.deps().boot_id; }
+bool ManagerObject::SealingAvailable() { return sealing_status().available; }
+std::string ManagerObject::SealingDetail() { return sealing_status().detail; }
 
 }  // namespace nerve

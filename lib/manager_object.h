@@ -1,11 +1,12 @@
-// org.nerve.Lifecycle1.Manager on the bus: the generated adaptor, implemented by calling Lifecycle.
-// Each method only reads its arguments and the caller's credentials, and turns results and BusErrors
-// into replies; the logic is in lifecycle.h.
+// org.nerve.Lifecycle1.Manager on the bus: the generated adaptor, implemented by calling Lifecycle
+// and ProcessLauncher. Each method only checks its arguments and the caller's credentials, and turns
+// Results into replies (bus_reply.h); the logic is in lifecycle.h. Methods that wait for systemd or
+// a reap are asynchronous, so the event loop goes on serving other calls meanwhile.
 #pragma once
 
 #include "lifecycle.h"
-#include "process_launcher.h"
 #include "nerve-adaptor.h"
+#include "process_launcher.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -16,7 +17,9 @@ inline constexpr const char* kObjectPath = "/org/nerve/Lifecycle1";
 
 class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Manager_adaptor> {
  public:
-  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher);
+  // 'runs_dir' and 'boot_id' are the values of the RunsDirectory and BootID properties.
+  ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher, std::string runs_dir,
+                std::string boot_id);
   using Manager_adaptor::emitRunExited;
   ~ManagerObject();
 
@@ -26,23 +29,38 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   void Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) override;
   void Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
               uint64_t grace_usec) override;
-  // The pid of the process behind a bus name, or 0.
-  pid_t pid_of_bus_name(const std::string& name);
-  // AccessDenied unless the current message comes from nerved's own uid.
-  void require_same_uid(const char* method);
   void Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run, std::vector<std::string> argv,
               std::vector<std::string> env, std::string cwd, std::vector<sdbus::UnixFd> stdio,
               std::map<std::string, sdbus::Variant> options) override;
   sdbus::ObjectPath GetRunPath(const std::string& run) override;
   void Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) override;
   void Forget(const std::string& run) override;
-  std::string GetRun(const std::string& run) override;
+  void GetRun(sdbus::Result<std::string>&& result, std::string run) override;
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ListRuns() override;
-  std::string RunsDirectory() override;
-  std::string BootID() override;
+  std::string RunsDirectory() override { return runs_dir_; }
+  std::string BootID() override { return boot_id_; }
+  bool SealingAvailable() override;
+  std::string SealingDetail() override;
+
+  // The request of a Contain: the caller's pid and owner, and its options.
+  ContainRequest contain_request(const std::string& run, uint64_t grace_usec,
+                                 const std::map<std::string, sdbus::Variant>& options);
+  // The owner named by the option owner_bus_name, checked against the caller 'pid'.
+  Owner bus_owner(const sdbus::Variant& value, pid_t pid);
+  // The pid of the process behind a bus name, or 0.
+  pid_t pid_of_bus_name(const std::string& name);
+  // Checks Launch's arguments and turns them into a request.
+  LaunchRequest launch_request(const std::string& run, std::vector<std::string> argv, std::vector<std::string> env,
+                               std::string cwd, const std::vector<sdbus::UnixFd>& stdio,
+                               const std::map<std::string, sdbus::Variant>& options);
+  // Reap and Cancel.
+  void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
+                  uint64_t grace_usec);
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;
+  std::string runs_dir_;
+  std::string boot_id_;
 };
 
 }  // namespace nerve

@@ -16,20 +16,20 @@ namespace nerve {
 
 Owner owner_of(pid_t pid) {
   Owner o;
-  o.kind = "none";
+  o.kind = OwnerKind::None;
   auto ppid = proc_parent(pid);
   if (!ppid || *ppid <= 1) return o;
   auto start = proc_start_time(*ppid);
   if (!start) return o;
-  o.kind = "process";
+  o.kind = OwnerKind::Process;
   o.pid = *ppid;
   o.start_time = *start;
   return o;
 }
 
 std::string describe(const Owner& o) {
-  if (o.kind == "process") return "owner pid " + std::to_string(o.pid);
-  if (o.kind == "bus") return "owner bus connection " + o.name;
+  if (o.kind == OwnerKind::Process) return "owner pid " + std::to_string(o.pid);
+  if (o.kind == OwnerKind::Bus) return "owner bus connection " + o.name;
   return "no owner";
 }
 
@@ -49,7 +49,7 @@ OwnerWatcher::~OwnerWatcher() {
 }
 
 bool OwnerWatcher::alive(const Owner& owner) {
-  if (owner.kind == "process") {
+  if (owner.kind == OwnerKind::Process) {
     if (owner.pid <= 0) return false;
     int err = 0;
     auto start = proc_start_time(owner.pid, &err);
@@ -60,7 +60,7 @@ bool OwnerWatcher::alive(const Owner& owner) {
     }
     return start && *start == owner.start_time;
   }
-  if (owner.kind == "bus") {
+  if (owner.kind == OwnerKind::Bus) {
     if (owner.name.empty()) return false;
     try {
       bool has = false;
@@ -79,7 +79,7 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
   unwatch(run);
   Watch w;
   w.gone = std::move(gone);
-  if (owner.kind == "process") {
+  if (owner.kind == OwnerKind::Process) {
     // Open the pidfd first, then check the start time: if it matches, the pidfd is of that very
     // process, and its exit cannot be missed.
     w.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, owner.pid, 0)));
@@ -96,7 +96,7 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
       watches_[run] = std::move(w);
       return;
     }
-  } else if (owner.kind == "bus") {
+  } else if (owner.kind == OwnerKind::Bus) {
     // Listen first, then ask: a name that goes after the question is seen by the signal.
     w.name = owner.name;
     watches_[run] = std::move(w);

@@ -16,12 +16,9 @@ namespace nerve {
 struct ProcessLauncher::Child {
   LaunchRequest req;
   HeldChild held;
-  Done done;  // empty once replied
+  ReplyOnce<pid_t> reply;
   std::string report;
-  bool contained = false;  // only a contained command has a run to report on and reap
-  unsigned attempt = 0;    // the attempt it was contained in: its reaps never reach a later one
-  bool released = false;   // told to exec: from then on, an empty report means the exec happened
-  bool start_failed = false;  // the command never ran (exec or chdir failed, or it died while held)
+  Phase phase = Phase::Containing;
 };
 
 ProcessLauncher::~ProcessLauncher() {
@@ -37,17 +34,14 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 }
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
-  // A final run is refused before anything is forked (Contain checks again, in the run's turn).
-  if (auto why = finished(req.run)) return done(std::nullopt, BusError{error::RunFinished, *why});
   auto c = std::make_shared<Child>();
   try {
     c->held = spawn_held(req.spawn);
   } catch (const std::exception& e) {
-    return done(std::nullopt, BusError{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) +
-                                                              ": " + e.what()});
+    return done(Error{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) + ": " + e.what()});
   }
   c->req = std::move(req);
-  c->done = std::move(done);
+  c->reply = ReplyOnce<pid_t>(std::move(done));
   pid_t pid = c->held.pid;
   children_[pid] = c;
   // Watch the pidfd from the start: a child that dies while held is collected too.
@@ -59,25 +53,23 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   creq.grace_usec = c->req.grace_usec;
   creq.keep = c->req.keep;
   creq.owner = c->req.owner;
-  lifecycle_.contain(std::move(creq), [this, c](std::optional<ContainReply> reply, std::optional<BusError> err) {
-    if (err) {
-      // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
-      c->held.go.reset();
-      // By its pidfd: the child may have been collected already, and its pid reused.
-      ::syscall(SYS_pidfd_send_signal, c->held.pidfd.get(), SIGKILL, nullptr, 0);
-      c->start_failed = true;  // on_child_exit only collects it
-      if (!c->done) return;    // it died first and on_child_exit already answered
-      auto done = std::move(c->done);
-      c->done = nullptr;
-      return done(std::nullopt, err);
-    }
-    c->contained = true;
-    c->attempt = reply->attempt;
-    exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over
-    c->released = release(c->held);
-    if (!c->released) return;  // it died meanwhile; on_child_exit answers
-    loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
-  });
+  lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
+}
+
+void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<ContainReply> reply) {
+  if (!reply) {
+    // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
+    c->held.go.reset();
+    // By its pidfd: the child may have been collected already, and its pid reused (issue 8, item 13).
+    ::syscall(SYS_pidfd_send_signal, c->held.pidfd.get(), SIGKILL, nullptr, 0);
+    c->phase = Phase::StartFailed;  // on_child_exit only collects it
+    return c->reply(reply.error());  // unless it died first and on_child_exit already answered
+  }
+  c->phase = Phase::Contained;
+  exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
+  if (!release(c->held)) return;  // it died meanwhile; on_child_exit answers
+  c->phase = Phase::Released;
+  loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
 }
 
 void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
@@ -90,29 +82,17 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   loop_.unwatch_fd(c->held.report.get());
   c->held.report.reset();
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
-  if (!c->done) return;
-  auto done = std::move(c->done);
-  c->done = nullptr;
+  if (!c->reply.pending()) return;
   spdlog::info("run {}: command {} started as pid {}", c->req.run, c->req.spawn.argv[0], c->held.pid);
-  done(c->held.pid, std::nullopt);
-}
-
-std::optional<std::string> ProcessLauncher::finished(const std::string& run) {
-  std::optional<Record> rec;
-  try {
-    rec = lifecycle_.deps().store.load(run);
-  } catch (const std::exception&) {
-    return std::nullopt;  // Contain reads it again and answers
-  }
-  if (!rec || !is_final(rec->state)) return std::nullopt;
-  return "run " + quote_value(run) + " was reaped (state " + to_string(rec->state) +
-         "); use another run id, or 'nervectl forget' it first";
+  c->reply(c->held.pid);
 }
 
 std::string ProcessLauncher::exec_error(const Child& c) {
   // The report is "<errno> <step>", written by the child when chdir or exec failed.
   int err = std::atoi(c.report.c_str());
   std::string step = c.report.substr(c.report.find(' ') + 1);
+  if (step != "chdir" && step != "exec")  // a step of sealing.h's seal_self
+    return "cannot seal it (" + step + " of its new cgroup namespace): " + std::strerror(err);
   return "cannot " + step + " " + quote_value(step == "chdir" ? c.req.spawn.cwd : c.req.spawn.argv[0]) + ": " +
          std::strerror(err);
 }
@@ -120,22 +100,16 @@ std::string ProcessLauncher::exec_error(const Child& c) {
 void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::string& why) {
   // The command never ran: no RunExited, no final reap. The attempt is abandoned (its scope, which
   // held only the child, is cleaned and the record says failed), so the run may be launched again.
-  if (c->start_failed) return;
-  c->start_failed = true;
+  if (c->phase == Phase::StartFailed) return;
+  bool contained = c->phase != Phase::Containing;
+  c->phase = Phase::StartFailed;
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
-  auto reply = [this, c, why] {
-    if (!c->done) return;
-    auto done = std::move(c->done);
-    c->done = nullptr;
-    // A Cancel or Reap that won the race made the run final: it cannot be launched again (item 12).
-    if (auto final_why = finished(c->req.run))
-      return done(std::nullopt, BusError{error::RunFinished, "the command of run " + quote_value(c->req.run) +
-                                                                 " did not start: " + why + "; meanwhile " + *final_why});
-    done(std::nullopt, BusError{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
+  auto reply = [c, why] {
+    c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
   };
-  if (!c->contained) return reply();
+  if (!contained) return reply();
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
-  lifecycle_.abandon(c->req.run, c->attempt, reply);
+  lifecycle_.abandon(c->req.run, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -154,30 +128,24 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   children_.erase(c->held.pid);
   int code = si.si_code == CLD_EXITED ? si.si_status : -1;
   int sig = si.si_code == CLD_EXITED ? 0 : si.si_status;
-  const std::string& run = c->req.run;
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
-  if (!c->released) {
-    // It ended while held: before containment finished, or because containment failed (then the
-    // launch was already answered).
-    return fail_start(c, sig ? "it was killed by signal " + std::to_string(sig) + " before its exec"
-                             : "it exited with " + std::to_string(code) + " before its exec");
+  switch (c->phase) {
+    case Phase::StartFailed: return;
+    case Phase::Containing:
+    case Phase::Contained:
+      // It ended while held: before containment finished, or before its release.
+      return fail_start(c, sig ? "it was killed by signal " + std::to_string(sig) + " before its exec"
+                               : "it exited with " + std::to_string(code) + " before its exec");
+    case Phase::Released: break;
   }
-  if (c->start_failed) return;
-  if (c->done) {
-    // It exec'd and ended before the exec report was read: the launch succeeded.
-    auto done = std::move(c->done);
-    c->done = nullptr;
-    done(c->held.pid, std::nullopt);
-  }
+  // It exec'd; if it ended before the exec report was read, the launch succeeded all the same.
+  c->reply(c->held.pid);
+  const std::string& run = c->req.run;
   exit_status_[run] = sig ? 128 + sig : code;
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) {
-    lifecycle_.reap_attempt(run, c->attempt, [run](std::optional<Receipt> r, std::optional<BusError> err) {
-      if (err && err->name != error::NoSuchRun) spdlog::error("run {}: reap on exit failed: {}", run, err->message);
-    });
-  }
+  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit");
 }
 
 }  // namespace nerve

@@ -10,8 +10,10 @@
 // abandon) before ExecFailed is answered, so the run id can be launched again.
 #pragma once
 
+#include "defaults.h"
 #include "event_loop.h"
 #include "lifecycle.h"
+#include "result.h"
 #include "spawn.h"
 
 #include <functional>
@@ -34,7 +36,7 @@ struct LaunchRequest {
 
 class ProcessLauncher {
  public:
-  using Done = std::function<void(std::optional<pid_t>, std::optional<BusError>)>;
+  using Done = nerve::Done<pid_t>;
   // Called when a launched command ends: (run, exit code or -1, signal or 0).
   using Exited = std::function<void(const std::string&, int, int)>;
 
@@ -47,7 +49,12 @@ class ProcessLauncher {
   int exit_status(const std::string& run) const;
 
  private:
+  // Where a launched child is: held while it is being contained; contained (but not yet told to
+  // exec, which only lasts while the release fails because it died); released (told to exec: from
+  // then on an empty exec report means the command runs); or start_failed (the command never ran).
+  enum class Phase { Containing, Contained, Released, StartFailed };
   struct Child;
+  void on_contained(const std::shared_ptr<Child>& c, Result<ContainReply> reply);
   void on_report(const std::shared_ptr<Child>& c);
   void on_child_exit(const std::shared_ptr<Child>& c);
   void fail_start(const std::shared_ptr<Child>& c, const std::string& why);

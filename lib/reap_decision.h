@@ -31,8 +31,9 @@ struct ReapDecision {
   std::string reason;  // why, for the receipt and the log
 };
 
-// 'live_cgroup_id': the id of the record's cgroup folder now (nullopt: gone).
-ReapDecision decide_reap(const Record& record, const std::string& boot_id, const Lookup& lookup,
+// 'lookup': what systemd says of the record's unit (Error NoSuchUnit: not loaded; another Error: the
+// query failed). 'live_cgroup_id': the id of the record's cgroup folder now (nullopt: gone).
+ReapDecision decide_reap(const Record& record, const std::string& boot_id, const Result<UnitState>& lookup,
                          std::optional<std::uint64_t> live_cgroup_id);
 
 // The Description a scope of ours carries; the nonce in it identifies the scope before its

@@ -1,16 +1,14 @@
 #include "reaper.h"
 
 #include "fault.h"
-
-#include <spdlog/spdlog.h>
+#include "run_log.h"
 
 #include <csignal>
 
 namespace nerve {
 
 void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done) {
-  std::shared_ptr<ReapOp> op(new ReapOp(deps, record, grace_usec, signal, std::move(done)));
-  op->self_ = op;
+  auto op = std::make_shared<ReapOp>(deps, record, grace_usec, signal, std::move(done));
   op->begin();
 }
 
@@ -22,22 +20,21 @@ ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int s
       done_(std::move(done)),
       started_(deps.timers.now()) {}
 
-void ReapOp::begin() {
-  // An unexpected failure (out of fds reading the cgroup tree, ...) is this reap's pending_retry,
-  // never an exception out of the event loop.
-  try {
-    decide_and_act();
-  } catch (const std::exception& e) {
-    finish(Outcome::PendingRetry, std::string("reap of ") + record_.unit + " failed: " + e.what());
-  }
+std::function<void()> ReapOp::guarded(void (ReapOp::*fn)()) {
+  return [self = shared_from_this(), fn] {
+    if (!self->finished_) (self.get()->*fn)();
+  };
 }
 
-void ReapOp::decide_and_act() {
+void ReapOp::begin() {
   // Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
-  Lookup lookup;
-  if (record_.boot_id == deps_.boot_id && !record_.unit.empty()) lookup = deps_.systemd.lookup(record_.unit);
-  cgroup_ = record_.cgroup.empty() && lookup.status == LookupStatus::Found ? lookup.unit.control_group
-                                                                           : record_.cgroup;
+  if (record_.boot_id != deps_.boot_id || record_.unit.empty())
+    return decided(Error{"nerve.Reap.NotAsked", "systemd was not asked"});
+  deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> lookup) { self->decided(lookup); });
+}
+
+void ReapOp::decided(const Result<UnitState>& lookup) {
+  cgroup_ = record_.cgroup.empty() && lookup ? lookup->control_group : record_.cgroup;
   std::optional<std::uint64_t> live_id;
   if (!cgroup_.empty()) live_id = deps_.cgroups.id(cgroup_);
   ReapDecision d = decide_reap(record_, deps_.boot_id, lookup, live_id);
@@ -47,36 +44,36 @@ void ReapOp::decide_and_act() {
     case ReapAction::Refuse: return finish(Outcome::Refused, d.reason);
     case ReapAction::KillCgroup: {
       unit_stop_sent_ = true;  // the unit is unknown to systemd: nothing to stop
-      watch_ = deps_.cgroups.watch(cgroup_, [this] { check_empty(); });
+      watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
       killed_ = true;
       deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
-      timers_.push_back(deps_.timers.add_timer(kKillWait, [this] { on_grace_over(); }));
+      timers_.push_back(deps_.timers.add_timer(kKillWait, guarded(&ReapOp::on_grace_over)));
       return check_empty();
     }
-    case ReapAction::Stop: return stop_scope(cgroup_);
+    case ReapAction::Stop: return stop_scope();
   }
 }
 
-void ReapOp::stop_scope(const std::string& cgroup) {
+void ReapOp::stop_scope() {
   // Watch before anything can change, so no event falls between the watch and the first read.
-  if (!cgroup.empty()) watch_ = deps_.cgroups.watch(cgroup, [this] { check_empty(); });
+  if (!cgroup_.empty()) watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
   send_stop();
   if (finished_) return;
   fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
-  timers_.push_back(deps_.timers.add_timer(grace, [this] {
-    if (finished_ || !populated()) return;
-    killed_ = true;
-    spdlog::info("run {} unit {}: processes left after the grace, sending SIGKILL", record_.run, record_.unit);
-    if (auto err = deps_.systemd.kill_unit(record_.unit, SIGKILL); !err.empty())
-      spdlog::warn("run {} unit {}: KillUnit failed: {}", record_.run, record_.unit, err);
+  auto self = shared_from_this();
+  timers_.push_back(deps_.timers.add_timer(grace, [self] {
+    if (self->finished_ || !self->populated()) return;
+    self->killed_ = true;
+    log_run(spdlog::level::info, self->record_, "processes left after the grace, sending SIGKILL");
+    self->kill_unit(SIGKILL);
   }));
-  timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [this] {
-    if (finished_ || cgroup_.empty() || !populated()) return;
-    kill_cgroup();
+  timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [self] {
+    if (self->finished_ || self->cgroup_.empty() || !self->populated()) return;
+    self->kill_cgroup();
   }));
-  timers_.push_back(deps_.timers.add_timer(grace + kKillWait, [this] { on_grace_over(); }));
-  if (!cgroup.empty()) check_empty();
+  timers_.push_back(deps_.timers.add_timer(grace + kKillWait, guarded(&ReapOp::on_grace_over)));
+  if (!cgroup_.empty()) check_empty();
 }
 
 void ReapOp::send_stop() {
@@ -89,86 +86,74 @@ void ReapOp::send_stop() {
   // scope), only StopUnit is sure: it replaces the start job, and its own job tells when it is over.
   bool stop_unit = cgroup_.empty() || (signal_ == 0 && grace_usec_ < record_.grace_usec);
   unit_stop_sent_ = stop_unit;
-  if (!stop_unit) {
-    int sig = signal_ ? signal_ : SIGTERM;
-    if (auto err = deps_.systemd.kill_unit(record_.unit, sig); !err.empty())
-      spdlog::warn("run {} unit {}: KillUnit({}) failed: {}", record_.run, record_.unit, sig, err);
-    else if (sig != SIGKILL && sig != SIGCONT)
-      deps_.systemd.kill_unit(record_.unit, SIGCONT);  // as systemd does on stop: wake stopped processes
-    return;
+  if (!stop_unit) return kill_unit(signal_ ? signal_ : SIGTERM);
+  deps_.systemd.stop_unit(record_.unit, [self = shared_from_this()](Result<void> job) {
+    if (!self->finished_) self->on_stop_job(job);
+  });
+}
+
+void ReapOp::on_stop_job(const Result<void>& job) {
+  bool gone = job || is_no_such_unit(job.error());
+  if (!gone) log_run(spdlog::level::warn, record_, "stop job failed: " + job.error().message);
+  if (cgroup_.empty()) {
+    // No cgroup to watch: the job is all we can wait for.
+    if (gone) return finish(Outcome::Complete, "");
+    return finish(Outcome::PendingRetry, "stop job of " + record_.unit + " failed: " + job.error().message);
   }
-  auto self = self_;
-  deps_.systemd.stop_unit(record_.unit, [this, self](JobOutcome job) {
-    if (finished_) return;
-    if (!job.ok && !job.no_such_unit)
-      spdlog::warn("run {} unit {}: stop job ended with {}{}", record_.run, record_.unit,
-                   job.result.empty() ? "an error" : job.result, job.error.empty() ? "" : ": " + job.error);
-    if (cgroup_.empty()) {
-      // No cgroup to watch: the job is all we can wait for.
-      if (job.ok || job.no_such_unit) return finish(Outcome::Complete, "");
-      return finish(Outcome::PendingRetry, "stop job of " + record_.unit + " failed: " + job.error + job.result);
+  check_empty();
+}
+
+void ReapOp::kill_unit(int signo) {
+  deps_.systemd.kill_unit(record_.unit, signo, [self = shared_from_this(), signo](Result<void> r) {
+    if (!r) {
+      log_run(spdlog::level::warn, self->record_, "KillUnit(" + std::to_string(signo) + ") failed: " + r.error().message);
+    } else if (signo != SIGKILL && signo != SIGCONT && !self->finished_) {
+      self->kill_unit(SIGCONT);  // as systemd does on stop: wake stopped processes
     }
-    check_empty();
   });
 }
 
 void ReapOp::kill_cgroup() {
   killed_ = true;
-  bool written = false;
-  try {
-    written = deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
-  } catch (const std::exception& e) {
-    spdlog::warn("run {} unit {}: cannot open cgroup {}: {}", record_.run, record_.unit, cgroup_, e.what());
-  }
-  if (written)
-    spdlog::info("run {} unit {}: wrote cgroup.kill in {}", record_.run, record_.unit, cgroup_);
+  if (deps_.cgroups.kill_if(cgroup_, record_.cgroup_id))
+    log_run(spdlog::level::info, record_, "wrote cgroup.kill in " + cgroup_);
   else
-    spdlog::warn("run {} unit {}: cgroup.kill not written (cgroup {} gone, replaced or unsupported)",
-                 record_.run, record_.unit, cgroup_);
+    log_run(spdlog::level::warn, record_, "cgroup.kill not written (cgroup " + cgroup_ + " gone, replaced or unsupported)");
 }
 
 void ReapOp::check_empty() {
   if (finished_ || cgroup_.empty()) return;
-  if (populated()) return;
+  // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
+  if (auto populated = deps_.cgroups.populated(cgroup_); !populated || *populated) return;
   if (!unit_stop_sent_) {
     // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
     // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
     unit_stop_sent_ = true;
-    deps_.systemd.stop_unit(record_.unit, [](JobOutcome) {});
+    deps_.systemd.stop_unit(record_.unit, [](Result<void>) {});
   }
   finish(Outcome::Complete, "");
 }
 
 bool ReapOp::populated() {
-  // Without a known cgroup nothing can be confirmed empty: take it as populated. So is a cgroup whose
-  // state cannot be read now (out of fds): the grace timers run on and decide.
+  // Without a known cgroup nothing can be confirmed empty: take it as populated.
   if (cgroup_.empty()) return true;
-  try {
-    return deps_.cgroups.populated(cgroup_);
-  } catch (const std::exception& e) {
-    spdlog::warn("run {} unit {}: cannot read cgroup {}: {}", record_.run, record_.unit, cgroup_, e.what());
-    return true;
-  }
+  auto populated = deps_.cgroups.populated(cgroup_);
+  return !populated || *populated;
 }
 
 void ReapOp::on_grace_over() {
-  if (finished_) return;
   if (cgroup_.empty())
     return finish(Outcome::PendingRetry, "the stop job of " + record_.unit + " did not end, and the unit has no cgroup to check");
   if (!populated()) return finish(Outcome::Complete, "");
   std::string pids;
-  std::vector<pid_t> left;
-  try {
-    left = deps_.cgroups.pids(cgroup_);
-  } catch (const std::exception&) {
-  }
-  for (pid_t p : left) pids += (pids.empty() ? "" : " ") + std::to_string(p);
+  for (pid_t p : deps_.cgroups.pids(cgroup_)) pids += (pids.empty() ? "" : " ") + std::to_string(p);
   finish(Outcome::PendingRetry, "cgroup " + cgroup_ + " still holds processes after SIGKILL: " + pids);
 }
 
 void ReapOp::finish(Outcome outcome, std::string error) {
   if (finished_) return;
   finished_ = true;
+  auto self = shared_from_this();  // the timers and the watch below may hold the last other references
   for (auto t : timers_) deps_.timers.cancel_timer(t);
   deps_.cgroups.unwatch(watch_);
   Receipt r;
@@ -182,8 +167,8 @@ void ReapOp::finish(Outcome outcome, std::string error) {
   r.duration_usec = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(deps_.timers.now() - started_).count());
   r.reaped_at = now_rfc3339();
-  auto keep = std::move(self_);  // released when this function returns
-  done_(std::move(r));
+  auto done = std::move(done_);
+  done(std::move(r));
 }
 
 }  // namespace nerve

@@ -11,9 +11,11 @@
 // grace is over, nerved itself sends KillUnit(all, SIGKILL) (so the receipt's "killed" is exact); one
 // second later, cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait
 // after the grace, the reap ends as pending_retry and names the pids left. Nothing sleeps; every
-// wait is a watch or a timer.
+// wait is a watch, a timer or a systemd call's completion. The op lives as long as one of its
+// callbacks is pending (each holds it); finish() cancels its timers and watch.
 #pragma once
 
+#include "defaults.h"
 #include "deps.h"
 #include "reap_decision.h"
 #include "record.h"
@@ -24,9 +26,6 @@
 
 namespace nerve {
 
-inline constexpr auto kCgroupKillAfter = std::chrono::seconds(1);
-inline constexpr auto kKillWait = std::chrono::seconds(10);
-
 class ReapOp : public std::enable_shared_from_this<ReapOp> {
  public:
   using Done = std::function<void(Receipt)>;
@@ -36,17 +35,23 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   }
   static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
 
- private:
   ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Done done);
+
+ private:
   void begin();
-  void stop_scope(const std::string& cgroup);
+  void decided(const Result<UnitState>& lookup);
+  void stop_scope();
   void send_stop();
+  void on_stop_job(const Result<void>& job);
+  void kill_unit(int signo);
   void kill_cgroup();
   void decide_and_act();
   void check_empty();
   bool populated();
   void on_grace_over();
   void finish(Outcome outcome, std::string error);
+  // A callback that calls 'fn' on this op unless it has finished; it keeps the op alive.
+  std::function<void()> guarded(void (ReapOp::*fn)());
 
   Deps& deps_;
   Record record_;
@@ -60,7 +65,6 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   bool finished_ = false;
   bool killed_ = false;
   bool unit_stop_sent_ = false;  // StopUnit was (or is being) sent for the unit
-  std::shared_ptr<ReapOp> self_;  // alive until finish()
 };
 
 }  // namespace nerve

@@ -30,6 +30,21 @@ std::optional<RunState> run_state_from(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(OwnerKind k) {
+  switch (k) {
+    case OwnerKind::None: return "none";
+    case OwnerKind::Process: return "process";
+    case OwnerKind::Bus: return "bus";
+  }
+  return "none";
+}
+
+std::optional<OwnerKind> owner_kind_from(std::string_view s) {
+  for (auto k : {OwnerKind::None, OwnerKind::Process, OwnerKind::Bus})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
 std::string to_string(Outcome o) {
   switch (o) {
     case Outcome::Complete: return "complete";
@@ -60,7 +75,7 @@ std::string to_json_text(const Record& r) {
             {"leader_pid", r.leader_pid},
             {"grace_usec", r.grace_usec},
             {"keep", r.keep},
-            {"owner", {{"kind", r.owner.kind}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
+            {"owner", {{"kind", to_string(r.owner.kind)}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
             {"created_at", r.created_at},
             {"updated_at", r.updated_at}};
   return j.dump(2) + "\n";
@@ -148,9 +163,8 @@ void check_record_fields(const Record& r) {
     never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
   if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
   const Owner& o = r.owner;
-  bool none = o.kind.empty() || o.kind == "none";
-  if (o.kind == "process" ? o.pid <= 0 : o.kind == "bus" ? o.name.empty() || o.name.front() != ':' : !none)
-    never_written("owner", o.kind + " " + std::to_string(o.pid) + " " + o.name, "a process, a unique bus name, or none");
+  bool bad = o.kind == OwnerKind::Process ? o.pid <= 0 : o.kind == OwnerKind::Bus && (o.name.empty() || o.name.front() != ':');
+  if (bad) never_written("owner", to_string(o.kind) + " " + std::to_string(o.pid) + " " + o.name, "a process (pid > 0), a unique bus name, or none");
 }
 
 Record parse_record(const std::string& text) {
@@ -172,7 +186,9 @@ Record parse_record(const std::string& text) {
   r.grace_usec = field<std::uint64_t>(j, "grace_usec", what);
   r.keep = field<bool>(j, "keep", what);
   const json owner = j.value("owner", json::object());
-  r.owner.kind = owner.value("kind", "none");
+  auto kind = owner_kind_from(owner.value("kind", "none"));
+  if (!kind) throw RecordCorrupt("lifecycle.json has an unknown owner kind " + owner["kind"].dump());
+  r.owner.kind = *kind;
   r.owner.pid = owner.value("pid", 0);
   r.owner.start_time = owner.value("start_time", std::uint64_t{0});
   r.owner.name = owner.value("name", "");

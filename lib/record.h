@@ -22,8 +22,14 @@ std::optional<RunState> run_state_from(std::string_view s);
 // A run whose state is Reaping or Reaped is final: no new attempt may start.
 inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
 
+// Who owns a run (owners.h): a process (pid + start_time), a bus connection (a unique bus name), or
+// nobody known. In lifecycle.json as "process", "bus" or "none".
+enum class OwnerKind { None, Process, Bus };
+std::string to_string(OwnerKind k);
+std::optional<OwnerKind> owner_kind_from(std::string_view s);
+
 struct Owner {
-  std::string kind;  // "process" (pid + start_time), "bus" (a unique bus name) or "none"
+  OwnerKind kind = OwnerKind::None;
   int pid = 0;
   std::uint64_t start_time = 0;  // field 22 of /proc/PID/stat, clock ticks since boot
   std::string name;              // for "bus": the owner's unique connection name, e.g. ":1.42"

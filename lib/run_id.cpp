@@ -24,9 +24,9 @@ std::optional<std::string> run_id_problem(std::string_view id) {
   return std::nullopt;
 }
 
-void require_valid_run_id(std::string_view id) {
-  if (auto why = run_id_problem(id))
-    error::raise(error::InvalidRunId, "invalid run id " + quote_value(id) + ": " + *why);
+Result<void> check_run_id(std::string_view id) {
+  if (auto why = run_id_problem(id)) return Error{error::InvalidRunId, "invalid run id " + quote_value(id) + ": " + *why};
+  return {};
 }
 
 bool is_valid_unit_name(std::string_view name) {

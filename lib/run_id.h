@@ -7,6 +7,8 @@
 // digits: a new unit name for every attempt, so an old name can never be mistaken for a new scope.
 #pragma once
 
+#include "result.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +20,8 @@ inline constexpr std::size_t kRunIdMax = 128;
 // Why 'id' is not a valid run id (a sentence without the value), or nullopt if it is valid.
 std::optional<std::string> run_id_problem(std::string_view id);
 
-// Throws org.nerve.Lifecycle1.Error.InvalidRunId, quoting the value, unless 'id' is valid.
-void require_valid_run_id(std::string_view id);
+// org.nerve.Lifecycle1.Error.InvalidRunId, quoting the value, unless 'id' is valid.
+Result<void> check_run_id(std::string_view id);
 
 // systemd's rule for unit names (unit_name_is_valid, plain names): at most 255 characters, a known
 // suffix, a non-empty prefix of [A-Za-z0-9:_.\-].

@@ -55,10 +55,7 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
   }
 
   Record record() {
-    try {
-      if (auto r = store_.load(run_)) return *r;
-    } catch (const std::exception&) {
-    }
+    if (auto r = store_.load(run_); r && *r) return **r;
     Record r;
     r.run = run_;
     return r;
@@ -83,20 +80,14 @@ RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLa
 RunObjects::~RunObjects() = default;
 
 void RunObjects::add_all() {
-  try {
-    for (const auto& run : store_.runs()) changed(run);
-  } catch (const std::exception& e) {
-    spdlog::error("cannot list runs for their bus objects: {}", e.what());
-  }
+  auto runs = store_.runs();
+  if (!runs) return spdlog::error("cannot list runs for their bus objects: {}", runs.error().message);
+  for (const auto& run : *runs) changed(run);
 }
 
 void RunObjects::changed(const std::string& run) {
-  bool exists = false;
-  try {
-    exists = store_.load(run).has_value();
-  } catch (const std::exception&) {
-    exists = false;
-  }
+  auto record = store_.load(run);
+  bool exists = record && record->has_value();
   auto it = objects_.find(run);
   if (!exists) {
     if (it != objects_.end()) objects_.erase(it);

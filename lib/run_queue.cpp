@@ -15,8 +15,10 @@ void RunQueue::run_next(const std::string& run) {
   if (it == queues_.end() || it->second.empty()) return;
   Op op = it->second.front();  // stays queued (marks the run busy) until released
   auto released = std::make_shared<bool>(false);
-  op([this, run, released] {
-    if (*released) return;
+  // A release that comes after the queue is gone (an operation outliving nerved's objects at exit)
+  // does nothing.
+  op([this, alive = std::weak_ptr<int>(alive_), run, released] {
+    if (*released || alive.expired()) return;
     *released = true;
     auto q = queues_.find(run);
     q->second.pop_front();

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <type_traits>
 
 namespace nerve {
 
@@ -52,74 +53,106 @@ std::optional<std::string> RunStore::read(const std::string& run, const char* fi
   return read_file_at(dir.get(), file, run_path(run) + "/" + file);
 }
 
-std::optional<Record> RunStore::load(const std::string& run) const {
-  auto text = read(run, kRecordFile);
-  if (!text) return std::nullopt;
-  Record r = parse_record(*text);
-  if (r.run != run) throw RecordCorrupt("lifecycle.json names run '" + r.run + "', not its folder");
-  return r;
-}
+namespace {
+Error io_error(const FsError& e) { return {store_error::Io, e.what()}; }
 
-std::optional<Receipt> RunStore::load_receipt(const std::string& run) const {
-  auto text = read(run, kReceiptFile);
-  if (!text) return std::nullopt;
-  return parse_receipt(*text);
-}
-
-void RunStore::save(const Record& record) const {
-  Fd dir = open_run(record.run, true);
+// Runs 'fn', turning the exceptions of the file layer into the store's errors.
+template <typename Fn>
+auto guarded(Fn&& fn) -> Result<decltype(fn())> {
   try {
-    write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile);
-  } catch (const FsError&) {
-    ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty: a folder we just made
-    throw;
+    if constexpr (std::is_void_v<decltype(fn())>) {
+      fn();
+      return {};
+    } else {
+      return fn();
+    }
+  } catch (const RecordCorrupt& e) {
+    return Error{store_error::Corrupt, e.what()};
+  } catch (const FsError& e) {
+    return io_error(e);
   }
-  notify(record.run);
+}
+}  // namespace
+
+Result<std::optional<Record>> RunStore::load(const std::string& run) const {
+  return guarded([&]() -> std::optional<Record> {
+    auto text = read(run, kRecordFile);
+    if (!text) return std::nullopt;
+    Record r = parse_record(*text);
+    if (r.run != run) throw RecordCorrupt("lifecycle.json names run '" + r.run + "', not its folder");
+    return r;
+  });
 }
 
-void RunStore::save_receipt(const Receipt& receipt) const {
-  Fd dir = open_run(receipt.run, true);
-  write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt),
-                    run_path(receipt.run) + "/" + kReceiptFile);
-  notify(receipt.run);
+Result<std::optional<Receipt>> RunStore::load_receipt(const std::string& run) const {
+  return guarded([&]() -> std::optional<Receipt> {
+    auto text = read(run, kReceiptFile);
+    if (!text) return std::nullopt;
+    return parse_receipt(*text);
+  });
 }
 
-std::string RunStore::quarantine(const std::string& run) const {
-  Fd dir = open_run(run, false);
-  Fd q = open_dir_at(dir_.get(), ".quarantine", true, path_ + "/.quarantine");
-  std::string stamp = now_rfc3339();
-  std::string base = run + "." + stamp;
-  std::string target = base + ".lifecycle.json";
-  if (::renameat(dir.get(), kRecordFile, q.get(), target.c_str()) < 0 && errno != ENOENT)
-    throw FsError("cannot move aside", run_path(run) + "/" + kRecordFile, errno);
-  if (::renameat(dir.get(), kReceiptFile, q.get(), (base + ".receipt.json").c_str()) < 0 && errno != ENOENT)
-    throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
-  ::fsync(q.get());
-  ::fsync(dir.get());
-  notify(run);
-  return path_ + "/.quarantine/" + target;
+Result<void> RunStore::save(const Record& record) const {
+  return guarded([&] {
+    Fd dir = open_run(record.run, true);
+    try {
+      write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile);
+    } catch (const FsError&) {
+      ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty: a folder we just made
+      throw;
+    }
+    notify(record.run);
+  });
 }
 
-void RunStore::remove(const std::string& run) const {
-  {
+Result<void> RunStore::save_receipt(const Receipt& receipt) const {
+  return guarded([&] {
+    Fd dir = open_run(receipt.run, true);
+    write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt), run_path(receipt.run) + "/" + kReceiptFile);
+    notify(receipt.run);
+  });
+}
+
+Result<std::string> RunStore::quarantine(const std::string& run) const {
+  return guarded([&] {
     Fd dir = open_run(run, false);
-    remove_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
-    remove_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
-  }
-  if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)
-    throw FsError("cannot remove folder", run_path(run), errno);
-  ::fsync(dir_.get());
-  notify(run);
+    Fd q = open_dir_at(dir_.get(), ".quarantine", true, path_ + "/.quarantine");
+    std::string base = run + "." + now_rfc3339();
+    std::string target = base + ".lifecycle.json";
+    if (::renameat(dir.get(), kRecordFile, q.get(), target.c_str()) < 0 && errno != ENOENT)
+      throw FsError("cannot move aside", run_path(run) + "/" + kRecordFile, errno);
+    if (::renameat(dir.get(), kReceiptFile, q.get(), (base + ".receipt.json").c_str()) < 0 && errno != ENOENT)
+      throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
+    ::fsync(q.get());
+    ::fsync(dir.get());
+    notify(run);
+    return path_ + "/.quarantine/" + target;
+  });
 }
 
-std::vector<std::string> RunStore::runs(std::vector<std::string>* skipped) const {
+Result<void> RunStore::remove(const std::string& run) const {
+  return guarded([&] {
+    {
+      Fd dir = open_run(run, false);
+      remove_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
+      remove_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
+    }
+    if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)
+      throw FsError("cannot remove folder", run_path(run), errno);
+    ::fsync(dir_.get());
+    notify(run);
+  });
+}
+
+Result<std::vector<std::string>> RunStore::runs(std::vector<std::string>* skipped) const {
   std::vector<std::string> out;
   int fd = ::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw FsError("cannot open folder", path_, errno);
+  if (fd < 0) return io_error(FsError("cannot open folder", path_, errno));
   DIR* d = ::fdopendir(fd);
   if (!d) {
+    FsError e("cannot read folder", path_, errno);
     ::close(fd);
-    throw FsError("cannot read folder", path_, errno);
+    return io_error(e);
   }
   while (auto* e = ::readdir(d)) {
     std::string name = e->d_name;

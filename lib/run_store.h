@@ -7,6 +7,7 @@
 
 #include "fd.h"
 #include "record.h"
+#include "result.h"
 
 #include <functional>
 #include <optional>
@@ -15,33 +16,39 @@
 
 namespace nerve {
 
+namespace store_error {
+inline constexpr const char* Corrupt = "nerve.Store.Corrupt";
+inline constexpr const char* Io = "nerve.Store.Io";
+}  // namespace store_error
+
 class RunStore {
  public:
-  // Makes (0700) and opens 'runs_dir'. Throws FsError.
+  // Makes (0700) and opens 'runs_dir'. Throws FsError (nerved cannot start without it).
   explicit RunStore(std::string runs_dir);
 
   const std::string& path() const { return path_; }
   std::string run_path(const std::string& run) const { return path_ + "/" + run; }
 
-  // nullopt when the run has no record. Throws RecordCorrupt or FsError.
-  std::optional<Record> load(const std::string& run) const;
-  std::optional<Receipt> load_receipt(const std::string& run) const;
-  // Both create the run's folder when needed. Throw FsError.
-  void save(const Record& record) const;
-  void save_receipt(const Receipt& receipt) const;
+  // nullopt when the run has no record. Errors: store_error::Corrupt (the file is there but is not a
+  // record of this run) or store_error::Io (it cannot be read).
+  Result<std::optional<Record>> load(const std::string& run) const;
+  Result<std::optional<Receipt>> load_receipt(const std::string& run) const;
+  // Both create the run's folder when needed. Error: store_error::Io.
+  Result<void> save(const Record& record) const;
+  Result<void> save_receipt(const Receipt& receipt) const;
 
   // Moves the run's lifecycle.json (and receipt.json) into <runs-dir>/.quarantine/, named by run and
-  // time; returns the new path of the record. Throws FsError.
-  std::string quarantine(const std::string& run) const;
-  // Removes the run's files and folder. Throws FsError.
-  void remove(const std::string& run) const;
+  // time; returns the new path of the record.
+  Result<std::string> quarantine(const std::string& run) const;
+  // Removes the run's files and folder.
+  Result<void> remove(const std::string& run) const;
 
   // Called with the run's id after every change of its files (save, receipt, quarantine, remove).
   void set_observer(std::function<void(const std::string&)> fn) { observer_ = std::move(fn); }
 
   // The names of the run folders, sorted. Entries that are not folders named by a valid run id
   // (symlinks included) are left out and described in 'skipped'.
-  std::vector<std::string> runs(std::vector<std::string>* skipped = nullptr) const;
+  Result<std::vector<std::string>> runs(std::vector<std::string>* skipped = nullptr) const;
 
  private:
   Fd open_run(const std::string& run, bool create) const;

@@ -1,6 +1,7 @@
 #include "spawn.h"
 
 #include "held_child.h"
+#include "sealing.h"
 
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -34,6 +35,9 @@ namespace {
     if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(kHeldChildCancelled);
   if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) < 0) exit_step_failed(report, errno, "chdir");
   if (!await_word(go, kWordExec)) _exit(kHeldChildCancelled);
+  const char* step = nullptr;
+  if (spec.sealed)
+    if (int err = seal_self(&step)) exit_step_failed(report, err, step);
   execve(path, argv, envp);
   exit_step_failed(report, errno, "exec");
 }

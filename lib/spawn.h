@@ -3,8 +3,9 @@
 // spawn_held forks a child that prepares everything (new session, stdio, working folder, default
 // signal handling) and then blocks until it is released, so nerved can put it into its run's scope
 // before any of the command's code runs: the held-child protocol of held_child.h (an exec failure is
-// reported through a close-on-exec pipe; EOF on it means the exec happened). Everything the child
-// needs is prepared before fork.
+// reported through a close-on-exec pipe; EOF on it means the exec happened). A sealed child, once
+// released (so in its scope), enters a new cgroup namespace before it execs (sealing.h). Everything
+// the child needs is prepared before fork.
 #pragma once
 
 #include "fd.h"
@@ -22,6 +23,7 @@ struct SpawnSpec {
   std::vector<std::string> env;   // KEY=VALUE
   std::string cwd;
   int stdio[3] = {-1, -1, -1};
+  bool sealed = false;  // after its release, the child enters a new cgroup namespace (sealing.h)
 };
 
 struct HeldChild {

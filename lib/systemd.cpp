@@ -1,12 +1,12 @@
 #include "systemd.h"
 
+#include "event_loop.h"
 #include "host.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <deque>
 #include <map>
 
@@ -18,43 +18,108 @@ constexpr const char* kPath = "/org/freedesktop/systemd1";
 constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
 constexpr const char* kUnit = "org.freedesktop.systemd1.Unit";
 constexpr const char* kScope = "org.freedesktop.systemd1.Scope";
-constexpr const char* kNoSuchUnit = "org.freedesktop.systemd1.NoSuchUnit";
-constexpr auto kQueryTimeout = std::chrono::seconds(5);
-constexpr auto kJobCallTimeout = std::chrono::seconds(10);
+constexpr const char* kProperties = "org.freedesktop.DBus.Properties";
 
 using Property = sdbus::Struct<std::string, sdbus::Variant>;
 using AuxUnit = sdbus::Struct<std::string, std::vector<Property>>;
 
-std::string describe(const sdbus::Error& e) { return e.getName() + ": " + e.getMessage(); }
+Error from(const sdbus::Error& e) { return {e.getName(), e.getName() + ": " + e.getMessage()}; }
+
+Result<void> job_result(const std::string& result) {
+  if (result == "done") return {};
+  return Error{systemd_error::JobFailed, "its job ended with result '" + result + "'"};
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// systemd before 255 has no PIDFDs property for scopes.
+bool pidfds_refused(const sdbus::Error& e) {
+  return e.getName() == "org.freedesktop.DBus.Error.UnknownProperty" ||
+         e.getName() == "org.freedesktop.DBus.Error.PropertyReadOnly" ||
+         e.getMessage().find("PIDFDs") != std::string::npos;
+}
+
+std::vector<Property> scope_properties(const ScopeSpec& spec, int pidfd) {
+  std::vector<Property> props;
+  props.emplace_back(std::string("Description"), sdbus::Variant(spec.description));
+  if (pidfd >= 0) {
+    std::vector<sdbus::UnixFd> fds;
+    fds.emplace_back(pidfd, sdbus::adopt_fd);
+    props.emplace_back(std::string("PIDFDs"), sdbus::Variant(fds));
+  } else {
+    props.emplace_back(std::string("PIDs"), sdbus::Variant(std::vector<uint32_t>{static_cast<uint32_t>(spec.pid)}));
+  }
+  props.emplace_back(std::string("KillMode"), sdbus::Variant(std::string("control-group")));
+  props.emplace_back(std::string("TimeoutStopUSec"), sdbus::Variant(spec.stop_timeout_usec));
+  props.emplace_back(std::string("CollectMode"), sdbus::Variant(std::string("inactive-or-failed")));
+  return props;
+}
+
+// The answers of one lookup's pipelined property Gets, put together once the last has come.
+struct Gather {
+  std::size_t pending = 0;
+  std::string load_state;
+  UnitState unit;
+  std::optional<Error> error;
+  Done<UnitState> done;
+
+  void got_error(const sdbus::Error& e) {
+    if (!error) error = from(e);
+  }
+  void finish() {
+    // A unit that is not loaded comes back as a stub with LoadState "not-found": no unit.
+    if (load_state == "not-found" || (error && error->name == systemd_error::NoSuchUnit))
+      return done(Error{systemd_error::NoSuchUnit, "unit not found"});
+    if (error) return done(*error);
+    done(std::move(unit));
+  }
+};
 }  // namespace
+
+std::string unit_object_path(const std::string& unit) {
+  static const char* digits = "0123456789abcdef";
+  std::string out = std::string(kPath) + "/unit/";
+  if (unit.empty()) return out + "_";
+  for (std::size_t i = 0; i < unit.size(); ++i) {
+    auto c = static_cast<unsigned char>(unit[i]);
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
 
 struct SdbusSystemd::Impl {
   sdbus::IConnection& bus;
+  Timers& timers;
+  SystemdOptions options;
   std::unique_ptr<sdbus::IProxy> manager;
   // Jobs we wait for, by object path; and JobRemoved results that arrived before we knew the path
   // (kept briefly, in arrival order, so a reply processed after its signal still finds its result).
-  std::map<std::string, std::function<void(JobOutcome)>> waiting;
+  struct Waiting {
+    Done<void> done;
+    TimerId deadline = 0;
+  };
+  std::map<std::string, Waiting> waiting;
   std::map<std::string, std::string> early;
   std::deque<std::string> early_order;
   bool pidfds_unsupported = false;
 
-  explicit Impl(sdbus::IConnection& b) : bus(b), manager(sdbus::createProxy(b, kService, kPath)) {
+  Impl(sdbus::IConnection& b, Timers& t, SystemdOptions o)
+      : bus(b), timers(t), options(o), manager(sdbus::createProxy(b, kService, kPath)) {
     manager->uponSignal("JobRemoved")
         .onInterface(kManager)
         .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
           on_job_removed(job, result);
         });
     manager->finishRegistration();
-  }
-
-  void subscribe() {
-    // Without Subscribe the manager does not send JobRemoved to us. Asked before every job, so a
-    // restarted manager still reports to us; AlreadySubscribed is the usual answer, and fine.
-    try {
-      manager->callMethod("Subscribe").onInterface(kManager).withTimeout(kQueryTimeout);
-    } catch (const sdbus::Error& e) {
-      if (e.getName() != "org.freedesktop.systemd1.AlreadySubscribed") throw;
-    }
   }
 
   void on_job_removed(const std::string& job, const std::string& result) {
@@ -68,173 +133,179 @@ struct SdbusSystemd::Impl {
       }
       return;
     }
-    auto done = std::move(it->second);
+    auto done = std::move(it->second.done);
+    if (it->second.deadline) timers.cancel_timer(it->second.deadline);
     waiting.erase(it);
-    done(JobOutcome{result == "done", result, "", false});
+    done(job_result(result));
   }
 
-  void await_job(const std::string& job, std::function<void(JobOutcome)> done) {
+  // Completes when the job's JobRemoved arrives (or has arrived), or with JobTimeout after 'deadline'.
+  void await_job(const std::string& job, Done<void> done, std::optional<std::chrono::milliseconds> deadline) {
     if (auto it = early.find(job); it != early.end()) {
       std::string result = it->second;
       early.erase(it);
-      done(JobOutcome{result == "done", result, "", false});
-      return;
+      return done(job_result(result));
     }
-    waiting[job] = std::move(done);
+    TimerId timer = 0;
+    if (deadline)
+      timer = timers.add_timer(*deadline, [this, job, ms = deadline->count()] {
+        auto it = waiting.find(job);
+        if (it == waiting.end()) return;
+        auto late = std::move(it->second.done);
+        waiting.erase(it);
+        late(Error{systemd_error::JobTimeout, "job " + job + " did not end within " + std::to_string(ms) + " ms"});
+      });
+    waiting[job] = Waiting{std::move(done), timer};
   }
 
-  void start(const ScopeSpec& spec, bool use_pidfd, std::function<void(JobOutcome)> done) {
-    std::vector<Property> props;
-    props.emplace_back(std::string("Description"), sdbus::Variant(spec.description));
-    int pidfd = -1;
-    if (use_pidfd) pidfd = static_cast<int>(::syscall(SYS_pidfd_open, spec.pid, 0));
-    if (pidfd >= 0) {
-      std::vector<sdbus::UnixFd> fds;
-      fds.emplace_back(pidfd, sdbus::adopt_fd);
-      props.emplace_back(std::string("PIDFDs"), sdbus::Variant(fds));
-    } else {
-      props.emplace_back(std::string("PIDs"), sdbus::Variant(std::vector<uint32_t>{static_cast<uint32_t>(spec.pid)}));
-    }
-    props.emplace_back(std::string("KillMode"), sdbus::Variant(std::string("control-group")));
-    props.emplace_back(std::string("TimeoutStopUSec"), sdbus::Variant(spec.stop_timeout_usec));
-    props.emplace_back(std::string("CollectMode"), sdbus::Variant(std::string("inactive-or-failed")));
-    std::vector<AuxUnit> aux;
-    bool sent_pidfd = pidfd >= 0;
-    try {
-      subscribe();
-    } catch (const sdbus::Error& e) {
-      done(JobOutcome{false, "", describe(e), false});
-      return;
-    }
-    manager->callMethodAsync("StartTransientUnit")
+  // Without Subscribe the manager does not send JobRemoved to us. Sent before every job (a restarted
+  // manager forgets its subscribers), without waiting: the bus keeps the order of our messages, so
+  // the manager has it before the job's call. Its answer (AlreadySubscribed, usually) is not needed.
+  void subscribe() {
+    manager->callMethodAsync("Subscribe").onInterface(kManager).withTimeout(options.call_timeout).uponReplyInvoke(
+        [](const sdbus::Error*) {});
+  }
+
+  // Calls 'method' (which starts a job) and completes when the job is removed.
+  template <typename... Args>
+  void call_job(const char* method, std::optional<std::chrono::milliseconds> deadline,
+                std::function<bool(const sdbus::Error&)> retry, Done<void> done, Args... args) {
+    subscribe();
+    manager->callMethodAsync(method)
         .onInterface(kManager)
-        .withArguments(spec.unit, std::string("fail"), props, aux)
-        .withTimeout(kJobCallTimeout)
-        .uponReplyInvoke([this, spec, sent_pidfd, done](const sdbus::Error* err, sdbus::ObjectPath job) {
-          if (err) {
-            // systemd before 255 has no PIDFDs: fall back to PIDs, as systemd-run does.
-            if (sent_pidfd && (err->getName() == "org.freedesktop.DBus.Error.UnknownProperty" ||
-                               err->getName() == "org.freedesktop.DBus.Error.PropertyReadOnly" ||
-                               err->getMessage().find("PIDFDs") != std::string::npos)) {
-              pidfds_unsupported = true;
-              start(spec, false, done);
-              return;
-            }
-            done(JobOutcome{false, "", describe(*err), err->getName() == kNoSuchUnit});
-            return;
-          }
-          await_job(job, done);
+        .withArguments(args...)
+        .withTimeout(kSystemdJobCallTimeout)
+        .uponReplyInvoke([this, deadline, retry, done](const sdbus::Error* err, sdbus::ObjectPath job) {
+          if (!err) return await_job(job, done, deadline);
+          if (retry && retry(*err)) return;
+          done(from(*err));
         });
   }
+
+  void start(const ScopeSpec& spec, bool use_pidfd, Done<void> done) {
+    int pidfd = use_pidfd ? static_cast<int>(::syscall(SYS_pidfd_open, spec.pid, 0)) : -1;
+    bool sent_pidfd = pidfd >= 0;
+    auto retry = [this, spec, sent_pidfd, done](const sdbus::Error& e) {
+      // systemd before 255 has no PIDFDs: fall back to PIDs, as systemd-run does.
+      if (!sent_pidfd || !pidfds_refused(e)) return false;
+      pidfds_unsupported = true;
+      start(spec, false, done);
+      return true;
+    };
+    call_job("StartTransientUnit", options.start_job_timeout, retry, std::move(done), spec.unit, std::string("fail"),
+             scope_properties(spec, pidfd), std::vector<AuxUnit>{});
+  }
+
+  // The per-unit proxies of lookups in flight. A proxy is destroyed on a later turn of the loop,
+  // never inside its own reply handler.
+  std::map<std::uint64_t, std::unique_ptr<sdbus::IProxy>> unit_proxies;
+  std::uint64_t next_lookup = 1;
+
+  void lookup(const std::string& unit, Done<UnitState> done);
+  void get(sdbus::IProxy& proxy, const char* iface, const char* name, const std::shared_ptr<Gather>& g,
+           std::function<void(Gather&, const sdbus::Variant&)> store);
 };
 
-SdbusSystemd::SdbusSystemd(sdbus::IConnection& bus) : impl_(std::make_unique<Impl>(bus)) {}
-SdbusSystemd::~SdbusSystemd() = default;
-
-std::string SdbusSystemd::version(std::string* error) {
-  try {
-    sdbus::Variant v;
-    impl_->manager->callMethod("Get")
-        .onInterface("org.freedesktop.DBus.Properties")
-        .withArguments(std::string(kManager), std::string("Version"))
-        .withTimeout(kQueryTimeout)
-        .storeResultsTo(v);
-    return v.get<std::string>();
-  } catch (const sdbus::Error& e) {
-    if (error) *error = describe(e);
-    return "";
-  }
-}
-
-Lookup SdbusSystemd::lookup(const std::string& unit) {
-  Lookup out;
-  try {
-    sdbus::ObjectPath path;
-    impl_->manager->callMethod("GetUnit").onInterface(kManager).withArguments(unit).withTimeout(kQueryTimeout).storeResultsTo(path);
-    auto proxy = sdbus::createProxy(impl_->bus, kService, path);
-    std::map<std::string, sdbus::Variant> props;
-    proxy->callMethod("GetAll").onInterface("org.freedesktop.DBus.Properties").withArguments(std::string(kUnit)).withTimeout(kQueryTimeout).storeResultsTo(props);
-    if (auto it = props.find("InvocationID"); it != props.end()) {
-      auto bytes = it->second.get<std::vector<uint8_t>>();
-      bool zero = true;
-      for (auto b : bytes) zero = zero && b == 0;
-      if (!zero) out.unit.invocation_id = hex(bytes.data(), bytes.size());
-    }
-    if (auto it = props.find("ActiveState"); it != props.end()) out.unit.active_state = it->second.get<std::string>();
-    if (auto it = props.find("Description"); it != props.end()) out.unit.description = it->second.get<std::string>();
-    // GetUnit and GetAll are two calls: a scope collected in between is loaded again by GetAll as a
-    // stub with LoadState "not-found". That is no unit, not another unit with the name.
-    if (auto it = props.find("LoadState"); it != props.end() && it->second.get<std::string>() == "not-found") {
-      out.status = LookupStatus::NoSuchUnit;
-      out.unit = UnitState{};
-      return out;
-    }
-    if (unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".scope") == 0) {
-      sdbus::Variant cg;
-      proxy->callMethod("Get").onInterface("org.freedesktop.DBus.Properties").withArguments(std::string(kScope), std::string("ControlGroup")).withTimeout(kQueryTimeout).storeResultsTo(cg);
-      out.unit.control_group = cg.get<std::string>();
-    }
-    out.status = LookupStatus::Found;
-  } catch (const sdbus::Error& e) {
-    if (e.getName() == kNoSuchUnit) {
-      out.status = LookupStatus::NoSuchUnit;
-    } else {
-      out.status = LookupStatus::Failed;
-      out.error = describe(e);
-    }
-  }
-  return out;
-}
-
-bool SdbusSystemd::list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) {
-  try {
-    using UnitRow = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
-                                  sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
-    std::vector<UnitRow> rows;
-    impl_->manager->callMethod("ListUnitsByPatterns")
-        .onInterface(kManager)
-        .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
-        .withTimeout(kQueryTimeout)
-        .storeResultsTo(rows);
-    for (auto& r : rows) units->push_back(r.get<0>());
-    return true;
-  } catch (const sdbus::Error& e) {
-    if (error) *error = describe(e);
-    return false;
-  }
-}
-
-void SdbusSystemd::start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) {
-  impl_->start(spec, !impl_->pidfds_unsupported, std::move(done));
-}
-
-void SdbusSystemd::stop_unit(const std::string& unit, std::function<void(JobOutcome)> done) {
-  try {
-    impl_->subscribe();
-  } catch (const sdbus::Error& e) {
-    done(JobOutcome{false, "", describe(e), false});
-    return;
-  }
-  impl_->manager->callMethodAsync("StopUnit")
-      .onInterface(kManager)
-      .withArguments(unit, std::string("replace"))
-      .withTimeout(kJobCallTimeout)
-      .uponReplyInvoke([this, done](const sdbus::Error* err, sdbus::ObjectPath job) {
+void SdbusSystemd::Impl::get(sdbus::IProxy& proxy, const char* iface, const char* name,
+                             const std::shared_ptr<Gather>& g, std::function<void(Gather&, const sdbus::Variant&)> store) {
+  ++g->pending;
+  proxy.callMethodAsync("Get")
+      .onInterface(kProperties)
+      .withArguments(std::string(iface), std::string(name))
+      .withTimeout(options.call_timeout)
+      .uponReplyInvoke([g, store](const sdbus::Error* err, sdbus::Variant v) {
         if (err) {
-          done(JobOutcome{false, "", describe(*err), err->getName() == kNoSuchUnit});
-          return;
+          g->got_error(*err);
+        } else {
+          try {
+            store(*g, v);
+          } catch (const sdbus::Error& e) {
+            g->got_error(e);
+          }
         }
-        impl_->await_job(job, done);
+        if (--g->pending == 0) g->finish();
       });
 }
 
-std::string SdbusSystemd::kill_unit(const std::string& unit, int signo) {
-  try {
-    impl_->manager->callMethod("KillUnit").onInterface(kManager).withArguments(unit, std::string("all"), int32_t{signo}).withTimeout(kQueryTimeout);
-    return "";
-  } catch (const sdbus::Error& e) {
-    return describe(e);
-  }
+void SdbusSystemd::Impl::lookup(const std::string& unit, Done<UnitState> done) {
+  // Pipelined Gets on the unit's object: one round trip. Asking for a unit that is not loaded loads a
+  // "not-found" stub, which LoadState tells apart. LoadState is asked last: the manager answers in
+  // order, so a unit collected between two of these Gets is a stub by the last one, and the whole
+  // answer is "no such unit" rather than a mix of the unit and its stub.
+  std::uint64_t id = next_lookup++;
+  auto g = std::make_shared<Gather>();
+  g->done = [this, id, done = std::move(done)](Result<UnitState> r) {
+    auto node = unit_proxies.extract(id);
+    timers.add_timer(Clock::duration::zero(), [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
+    done(std::move(r));
+  };
+  auto& proxy = *unit_proxies.emplace(id, sdbus::createProxy(bus, kService, unit_object_path(unit))).first->second;
+  get(proxy, kUnit, "InvocationID", g, [](Gather& g, const sdbus::Variant& v) {
+    auto bytes = v.get<std::vector<uint8_t>>();
+    bool zero = true;
+    for (auto b : bytes) zero = zero && b == 0;
+    if (!zero) g.unit.invocation_id = hex(bytes.data(), bytes.size());
+  });
+  get(proxy, kUnit, "ActiveState", g, [](Gather& g, const sdbus::Variant& v) { g.unit.active_state = v.get<std::string>(); });
+  get(proxy, kUnit, "Description", g, [](Gather& g, const sdbus::Variant& v) { g.unit.description = v.get<std::string>(); });
+  if (ends_with(unit, ".scope"))
+    get(proxy, kScope, "ControlGroup", g, [](Gather& g, const sdbus::Variant& v) { g.unit.control_group = v.get<std::string>(); });
+  get(proxy, kUnit, "LoadState", g, [](Gather& g, const sdbus::Variant& v) { g.load_state = v.get<std::string>(); });
+}
+
+SdbusSystemd::SdbusSystemd(sdbus::IConnection& bus, Timers& timers, SystemdOptions options)
+    : impl_(std::make_unique<Impl>(bus, timers, options)) {}
+SdbusSystemd::~SdbusSystemd() = default;
+
+void SdbusSystemd::version(Done<std::string> done) {
+  impl_->manager->callMethodAsync("Get")
+      .onInterface(kProperties)
+      .withArguments(std::string(kManager), std::string("Version"))
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err, sdbus::Variant v) {
+        if (err) return done(from(*err));
+        try {
+          done(v.get<std::string>());
+        } catch (const sdbus::Error& e) {
+          done(from(e));
+        }
+      });
+}
+
+void SdbusSystemd::lookup(const std::string& unit, Done<UnitState> done) { impl_->lookup(unit, std::move(done)); }
+
+void SdbusSystemd::list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) {
+  using UnitRow = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
+                                sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
+  impl_->manager->callMethodAsync("ListUnitsByPatterns")
+      .onInterface(kManager)
+      .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err, std::vector<UnitRow> rows) {
+        if (err) return done(from(*err));
+        std::vector<std::string> units;
+        for (auto& r : rows) units.push_back(r.get<0>());
+        done(std::move(units));
+      });
+}
+
+void SdbusSystemd::start_scope(const ScopeSpec& spec, Done<void> done) {
+  impl_->start(spec, !impl_->pidfds_unsupported, std::move(done));
+}
+
+void SdbusSystemd::stop_unit(const std::string& unit, Done<void> done) {
+  impl_->call_job("StopUnit", std::nullopt, nullptr, std::move(done), unit, std::string("replace"));
+}
+
+void SdbusSystemd::kill_unit(const std::string& unit, int signo, Done<void> done) {
+  impl_->manager->callMethodAsync("KillUnit")
+      .onInterface(kManager)
+      .withArguments(unit, std::string("all"), int32_t{signo})
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
+        if (err) return done(from(*err));
+        done({});
+      });
 }
 
 }  // namespace nerve

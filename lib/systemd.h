@@ -2,38 +2,36 @@
 //
 // The logic (launch, reap) reaches systemd only through Systemd, so its unit tests run against a
 // GMock double; SdbusSystemd is the real thing, talking to org.freedesktop.systemd1 on the bus
-// nerved is on, with sdbus-c++ (never systemctl or systemd-run). Queries are synchronous with a
-// bounded timeout (each is about a millisecond); anything that waits for a job is asynchronous and
-// completes on the event loop when the job's JobRemoved arrives.
+// nerved is on, with sdbus-c++ (never systemctl or systemd-run). Every call is asynchronous: it sends
+// its messages and returns; 'done' runs later on the event loop with the answer or an Error, and
+// never after the call's deadline (SystemdOptions::call_timeout). Nothing waits on systemd.
+// A call that waits for a job (start_scope, stop_unit) completes when the job's JobRemoved arrives.
 #pragma once
+
+#include "defaults.h"
+#include "result.h"
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace sdbus {
 class IConnection;
-class IProxy;
 }  // namespace sdbus
 
 namespace nerve {
+
+class Timers;
 
 struct UnitState {
   std::string invocation_id;  // 32 hex digits, or "" when the unit has none
   std::string active_state;   // active, activating, deactivating, inactive, failed
   std::string control_group;  // "" when the unit has no cgroup (any more)
   std::string description;
-};
-
-enum class LookupStatus { Found, NoSuchUnit, Failed };
-struct Lookup {
-  LookupStatus status = LookupStatus::Failed;
-  UnitState unit;
-  std::string error;  // for Failed: the bus error, named
 };
 
 struct ScopeSpec {
@@ -43,47 +41,62 @@ struct ScopeSpec {
   std::uint64_t stop_timeout_usec = 0;
 };
 
-// How a job ended: ok when JobRemoved said "done". 'result' is JobRemoved's result, or "" when the
-// call itself failed (then 'error' names the bus error).
-struct JobOutcome {
-  bool ok = false;
-  std::string result;
-  std::string error;
-  bool no_such_unit = false;  // the call failed because the unit is not loaded
-};
+namespace systemd_error {
+// The unit is not loaded (or only as a "not-found" stub): there is no such unit now.
+inline constexpr const char* NoSuchUnit = "org.freedesktop.systemd1.NoSuchUnit";
+// A job ended with another result than "done"; the message names the result.
+inline constexpr const char* JobFailed = "nerve.Systemd.JobFailed";
+// A job's JobRemoved did not come before its deadline.
+inline constexpr const char* JobTimeout = "nerve.Systemd.JobTimeout";
+}  // namespace systemd_error
+
+inline bool is_no_such_unit(const Error& e) { return e.name == systemd_error::NoSuchUnit; }
 
 class Systemd {
  public:
   virtual ~Systemd() = default;
-  // The manager's Version property; "" with 'error' set when it does not answer.
-  virtual std::string version(std::string* error) = 0;
-  virtual Lookup lookup(const std::string& unit) = 0;
-  // The names of loaded units matching a glob (ListUnitsByPatterns). false with 'error' on failure.
-  virtual bool list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) = 0;
+  // The manager's Version property.
+  virtual void version(Done<std::string> done) = 0;
+  // InvocationID, ActiveState, Description and (for a scope) ControlGroup of 'unit'. Error NoSuchUnit
+  // when the unit is not loaded.
+  virtual void lookup(const std::string& unit, Done<UnitState> done) = 0;
+  // The names of loaded units matching a glob (ListUnitsByPatterns).
+  virtual void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) = 0;
   // StartTransientUnit(unit, "fail", {Description, PIDs (or PIDFDs), KillMode=control-group,
   // TimeoutStopUSec, CollectMode=inactive-or-failed}); 'done' runs when its job is removed.
-  virtual void start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) = 0;
-  virtual void stop_unit(const std::string& unit, std::function<void(JobOutcome)> done) = 0;
-  // KillUnit(unit, "all", signo). "" on success, the bus error otherwise.
-  virtual std::string kill_unit(const std::string& unit, int signo) = 0;
+  virtual void start_scope(const ScopeSpec& spec, Done<void> done) = 0;
+  virtual void stop_unit(const std::string& unit, Done<void> done) = 0;
+  // KillUnit(unit, "all", signo).
+  virtual void kill_unit(const std::string& unit, int signo, Done<void> done) = 0;
+};
+
+struct SystemdOptions {
+  // The deadline of each call (not of the job a call starts).
+  std::chrono::milliseconds call_timeout = kSystemdCallTimeout;
+  // The deadline of a start job (from its call's reply to its JobRemoved).
+  std::chrono::milliseconds start_job_timeout = kStartJobTimeout;
 };
 
 class SdbusSystemd : public Systemd {
  public:
-  // 'bus' is the connection nerved's event loop processes.
-  explicit SdbusSystemd(sdbus::IConnection& bus);
+  // 'bus' is the connection nerved's event loop processes; 'timers' that loop.
+  SdbusSystemd(sdbus::IConnection& bus, Timers& timers, SystemdOptions options = {});
   ~SdbusSystemd() override;
 
-  std::string version(std::string* error) override;
-  Lookup lookup(const std::string& unit) override;
-  bool list_scopes(const std::string& pattern, std::vector<std::string>* units, std::string* error) override;
-  void start_scope(const ScopeSpec& spec, std::function<void(JobOutcome)> done) override;
-  void stop_unit(const std::string& unit, std::function<void(JobOutcome)> done) override;
-  std::string kill_unit(const std::string& unit, int signo) override;
+  void version(Done<std::string> done) override;
+  void lookup(const std::string& unit, Done<UnitState> done) override;
+  void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) override;
+  void start_scope(const ScopeSpec& spec, Done<void> done) override;
+  void stop_unit(const std::string& unit, Done<void> done) override;
+  void kill_unit(const std::string& unit, int signo, Done<void> done) override;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// systemd's object path of a unit: /org/freedesktop/systemd1/unit/ + the name with every character
+// but A-Z a-z 0-9 (and a leading digit) as _XX (hex), as systemd's bus_label_escape does.
+std::string unit_object_path(const std::string& unit);
 
 }  // namespace nerve

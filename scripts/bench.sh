@@ -9,8 +9,7 @@
 #   --only LIST     comma-separated scenarios: engine,cli,throughput,idle,startup,memory; and profile
 #                   (not in the default set): strace of nerved into <out>/strace-{counts,timeline}.txt
 #   --out DIR       where bench.json and bench.md go (default: <build>/bench/out)
-#   --update-docs   replace the table in docs/performance.md with this run's (with the machine line),
-#                   and docs/performance.json with its bench.json
+#   --update-docs   replace the table in docs/performance.md with this run's (with the machine line)
 # Environment: NERVE_BUILD_DIR (default ./build); NERVE_BENCH_NO_BUILD=1 skips the build.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +27,7 @@ while (($#)); do
 done
 out=${out:-$build/bench/out}
 if [[ ${NERVE_BENCH_NO_BUILD:-0} != 1 ]]; then
-  [[ -f $build/CMakeCache.txt ]] || cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+  [[ -f $build/CMakeCache.txt ]] || cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
   cmake --build "$build" --target nerved nervectl nerve_bench -j"$(nproc)" >/dev/null
 fi
 work=$out/work
@@ -46,6 +45,5 @@ if ((update_docs)); then
     !skip { print }
     /<!-- bench-table:begin -->/ { while ((getline line < table) > 0) print line; skip = 1 }
   ' "$docs" >"$docs.new" && mv "$docs.new" "$docs"
-  cp "$out/bench.json" "$top/docs/performance.json"
-  echo "bench.sh: updated the table in $docs and docs/performance.json" >&2
+  echo "bench.sh: updated the table in $docs" >&2
 fi

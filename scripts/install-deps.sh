@@ -10,6 +10,8 @@ packages=(
   libcli11-dev                            # CLI11: the command lines of nerved and nervectl
   googletest libgtest-dev libgmock-dev
   systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
+  passwd                                  # useradd/userdel: the unprivileged test pass's account
+  acl                                     # setfacl: search permission for that account on a clone under /root
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify

@@ -3,12 +3,90 @@
 # checks, and the integration tests, each inside its own private systemd user manager via
 # tests/harness/). The soak tests (label soak: the soak and the stress tests, minutes) run too when
 # NERVE_TEST_SOAK=1.
+#
+# Run as root, the integration suite runs twice: once as root, and once more as an unprivileged account
+# with a delegated cgroup subtree, the way user@.service delegates one (the harness's --user mode, chosen
+# by NERVE_HARNESS_USER). Root hides permission mistakes; the second pass finds them.
+#   NERVE_TEST_USER=NAME  the account of the second pass (default nerve-test). If it does not exist it is
+#                         created here (useradd, a system account without a home) and removed on exit;
+#                         an account that existed before is used and left alone. Empty: no second pass.
+# Arguments are passed to both ctest runs (e.g. -R Pattern).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
+umask 022  # the build tree must be readable by the unprivileged pass
 "$top/scripts/build.sh"
 build=${NERVE_BUILD_DIR:-$top/build}
 cd "$build"
+build=$PWD  # absolute, for check_access
+jobs=${NERVE_TEST_JOBS:-2}
+
+timed() {  # timed LABEL CMD...: runs CMD and prints how long it took
+  local label=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  echo "test.sh: $label took $(( SECONDS - start )) s (exit $rc)"
+  return "$rc"
+}
+
 soak=(-LE soak)
 [ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
-ctest --output-on-failure --timeout 600 -j"${NERVE_TEST_JOBS:-2}" "${soak[@]}" "$@"
+status=0
+timed "pass 1 (as $(id -un))" ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "$@" ||
+  status=$?
+
+test_user=${NERVE_TEST_USER-nerve-test}
+if [[ $(id -u) -ne 0 || -z $test_user ]]; then
+  echo "test.sh: no unprivileged pass (${test_user:+not root}${test_user:-NERVE_TEST_USER is empty})"
+  exit "$status"
+fi
+
+readonly account_marker="nerve test account (scripts/test.sh)"
+# Creates the account unless it exists; removes it on exit only if it is ours (our marker in its
+# comment field: made here, now or by an earlier run that was interrupted).
+ensure_account() {
+  if ! getent passwd "$test_user" >/dev/null; then
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+      --comment "$account_marker" "$test_user"
+    echo "test.sh: created account $test_user"
+  fi
+  if [[ $(getent passwd "$test_user" | cut -d: -f5) == "$account_marker" ]]; then
+    trap 'revoke_access; userdel "$test_user" 2>/dev/null && echo "test.sh: removed account $test_user"' EXIT
+  fi
+}
+
+# Every folder from / down to the build tree must be searchable by the account, and the test programs
+# and the harness readable and executable. A folder that is not (a clone under /root, mode 0700) gets
+# search permission for this one account alone, by an ACL entry that is removed again on exit; anything
+# else that blocks is named and fails the run.
+granted=()
+revoke_access() {
+  local d
+  for d in "${granted[@]}"; do setfacl -x "u:$test_user" "$d" && echo "test.sh: removed $test_user's search ACL from $d"; done
+}
+check_access() {
+  local as_user=(setpriv --reuid="$(id -u "$test_user")" --regid="$(id -g "$test_user")" --init-groups --)
+  local path=/ part
+  local -a parts
+  IFS=/ read -r -a parts <<<"${build#/}"
+  for part in "${parts[@]}"; do
+    path=${path%/}/$part
+    "${as_user[@]}" test -x "$path" && continue
+    setfacl -m "u:$test_user:--x" "$path" && granted+=("$path") &&
+      echo "test.sh: gave $test_user search permission on $path (an ACL entry, removed on exit)"
+    "${as_user[@]}" test -x "$path" ||
+      { echo "test.sh: $test_user cannot enter $path ($(stat -c '%A %U:%G' "$path")); clone elsewhere or set NERVE_TEST_USER=" >&2; return 1; }
+  done
+  for path in "$build"/tests/integration/nerve_integration_tests "$build"/daemon/nerved "$build"/client/nervectl \
+              "$top"/tests/harness/with-user-manager.sh; do
+    "${as_user[@]}" test -r "$path" -a -x "$path" ||
+      { echo "test.sh: $test_user cannot read and run $path ($(stat -c '%A %U:%G' "$path"))" >&2; return 1; }
+  done
+}
+
+trap revoke_access EXIT
+ensure_account
+check_access
+NERVE_HARNESS_USER=$test_user timed "pass 2 (unprivileged '$test_user': integration tests)" \
+  ctest --output-on-failure --timeout 600 -j"$jobs" -L integration "$@" || status=$?
+exit "$status"

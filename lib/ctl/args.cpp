@@ -33,6 +33,9 @@ const OptionText kOptions[] = {
      "time between the stop signal and SIGKILL, more than 0 and at most 3600 (default: the grace given "
      "at launch; at launch, 10)"},
     {Opt::Keep, "--keep", nullptr, "do not reap the run when its owner (the calling process) exits"},
+    {Opt::Sealed, "--sealed", nullptr,
+     "start CMD in a cgroup namespace rooted at its scope, which it cannot leave by itself; refused where "
+     "the host cannot seal (see the verb sealing)"},
     {Opt::Json, "--json", nullptr, "print the answer as one line of JSON"},
 };
 
@@ -87,6 +90,7 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Grace) raw.grace_opt = sub->add_option(t.name, raw.grace, t.help)->type_name(t.value);
     if (o == Opt::Wait) sub->add_flag(t.name, a.wait, t.help);
     if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
+    if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
     if (o == Opt::Json) sub->add_flag(t.name, a.json, t.help);
   }
   if (verb.operands != Operands::None) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");

@@ -49,7 +49,7 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Json };
+enum class Opt { Wait, Grace, Keep, Sealed, Json };
 
 // What a verb takes after its options: nothing, a run id, or a run id, "--" and a command.
 enum class Operands { None, Run, RunAndCommand };
@@ -60,6 +60,7 @@ struct VerbArgs {
   std::uint64_t grace_usec = 0;  // 0: not given
   bool wait = false;
   bool keep = false;
+  bool sealed = false;
   bool json = false;
   std::vector<std::string> cmd;
 };

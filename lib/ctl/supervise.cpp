@@ -5,6 +5,7 @@
 #include "fd.h"
 #include "held_child.h"
 #include "host.h"
+#include "sealing.h"
 
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
@@ -66,6 +67,7 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
     std::map<std::string, sdbus::Variant> options;
     options["owner_bus_name"] = sdbus::Variant(owner_name);
     if (req.keep) options["keep"] = sdbus::Variant(true);
+    if (req.sealed) options["sealed"] = sdbus::Variant(true);
     cgroup = std::get<2>(client.Contain(req.run, req.grace_usec, options));
   } catch (const sdbus::Error& e) {
     return e.getMessage() + " [" + e.getName() + "]";
@@ -81,6 +83,10 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
   std::string why = contain_child(req, owner_name);
   if (!why.empty()) {
     write_all(report, "E" + why);
+    ::_exit(kExitNotLaunched);
+  }
+  if (std::string sealing = req.sealed ? seal_this_process() : ""; !sealing.empty()) {
+    write_all(report, "Ethe run cannot be sealed: " + sealing);
     ::_exit(kExitNotLaunched);
   }
   write_all(report, std::string(1, kContained));

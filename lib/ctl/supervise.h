@@ -33,6 +33,7 @@ struct SuperviseRequest {
   std::uint64_t grace_usec = 0;
   bool keep = false;
   std::vector<std::string> cmd;
+  bool sealed = false;  // the child seals itself after Contain, before exec (sealing.h)
 };
 
 int supervise(Context& ctx, const SuperviseRequest& req);

@@ -6,6 +6,7 @@
 
 #include "held_child.h"
 #include "host.h"
+#include "sealing.h"
 
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
@@ -44,9 +45,10 @@ int launch(Context& ctx, const VerbArgs& a) {
   const std::string& run = a.run;
   const std::vector<std::string>& cmd = a.cmd;
   std::uint64_t grace = a.grace_usec;
-  if (a.wait) return supervise(ctx, SuperviseRequest{run, grace, a.keep, cmd});
+  if (a.wait) return supervise(ctx, SuperviseRequest{run, grace, a.keep, cmd, a.sealed});
   std::map<std::string, sdbus::Variant> options;
   if (a.keep) options["keep"] = sdbus::Variant(true);
+  if (a.sealed) options["sealed"] = sdbus::Variant(true);  // nerved refuses it where the host cannot seal
 
   ctx.allow_for_reap(grace);  // a relaunch first reaps the earlier attempt, with this grace
   auto [unit, invocation, cgroup, attempt] = ctx.client().Contain(run, grace, options);
@@ -61,6 +63,11 @@ int launch(Context& ctx, const VerbArgs& a) {
     return kExitNotLaunched;
   }
   ctx.disconnect();  // CMD inherits no bus connection
+  if (std::string why = a.sealed ? seal_this_process() : ""; !why.empty()) {
+    std::fprintf(stderr, "nervectl launch: run '%s' cannot be sealed: %s; the command was not started.\n",
+                 run.c_str(), why.c_str());
+    return kExitNotLaunched;
+  }
 
   int err = exec_command(cmd);
   std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s (run '%s' is contained in %s; reap it)\n",
@@ -150,12 +157,23 @@ int forget(Context& ctx, const VerbArgs& a) {
   return 0;
 }
 
+// Whether this host can seal runs (nerved's SealingAvailable and SealingDetail): exit 0 if it can, 1 if not.
+int sealing(Context& ctx, const VerbArgs& a) {
+  bool available = ctx.client().SealingAvailable();
+  std::string detail = ctx.client().SealingDetail();
+  if (a.json)
+    std::printf("%s\n", json{{"available", available}, {"detail", detail}}.dump().c_str());
+  else
+    std::printf("sealing: %s\n  %s\n", available ? "available" : "unavailable", detail.c_str());
+  return available ? 0 : kExitError;
+}
+
 }  // namespace
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
       {"launch", "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
-       {Opt::Wait, Opt::Grace, Opt::Keep}, Operands::RunAndCommand, launch},
+       {Opt::Wait, Opt::Grace, Opt::Keep, Opt::Sealed}, Operands::RunAndCommand, launch},
       {"reap", "stop RUN's scope, confirm it is empty, print the receipt", {Opt::Grace, Opt::Json}, Operands::Run,
        reap},
       {"status", "show RUN's record and its live state", {Opt::Json}, Operands::Run, status},
@@ -163,6 +181,8 @@ const std::vector<Verb>& verbs() {
       {"reconcile", "look at every unfinished run now, as nerved does at startup", {Opt::Json}, Operands::None,
        reconcile},
       {"forget", "remove a reaped run's files so its id can be used again", {}, Operands::Run, forget},
+      {"sealing", "say whether runs can be sealed on this host (launch --sealed; docs/sealing.md); exit 1 if not",
+       {Opt::Json}, Operands::None, sealing},
   };
   return table;
 }

@@ -46,12 +46,16 @@
 # Units started by the manager have no journal: their stdout/stderr is lost
 # unless they set StandardOutput= themselves.
 #
-# --user USER: the unprivileged variant. DIR and its cgroup.procs,
-# cgroup.subtree_control and cgroup.threads are chowned to USER (delegation, as
-# user@.service does); the namespaces and mounts are still made as root, but
-# systemd --user (hence its bus), the readiness checks and CMD run as USER via
-# `setpriv --reuid --regid --init-groups`, with HOME, USER and LOGNAME set to
-# USER's and an XDG_RUNTIME_DIR owned by USER.
+# --user USER: the unprivileged variant (any existing account; without --user,
+# the environment variable NERVE_HARNESS_USER names it, which is how
+# scripts/test.sh runs the integration suite a second time unprivileged). DIR
+# and its cgroup.procs, cgroup.subtree_control and cgroup.threads are chowned
+# to USER and USER's primary group (delegation, as user@.service does); the
+# namespaces and mounts are still made as root, but systemd --user (hence its
+# bus), the readiness checks and CMD run as USER via `setpriv --reuid=UID
+# --regid=GID --init-groups`, the uid and group taken from the account (a
+# group need not be named like its user: nobody's is nogroup), with HOME, USER
+# and LOGNAME set to USER's and an XDG_RUNTIME_DIR owned by USER.
 #
 # Existing session: if DBUS_SESSION_BUS_ADDRESS is set and
 # `systemctl --user is-system-running` answers running or degraded (a desktop,
@@ -82,6 +86,8 @@ usage() {
 usage: with-user-manager.sh [--user USER] -- CMD [ARGS...]
 Runs CMD against a private systemd user manager (own cgroup + mount namespace),
 then tears it down. Exit status is CMD's (2 or 125 if the harness fails).
+--user USER (default: $NERVE_HARNESS_USER): the manager and CMD run as that
+existing account, over a cgroup subtree delegated to it.
 EOF
 }
 
@@ -181,7 +187,9 @@ inner_main() {
     }
 
     if [[ -n $user ]]; then
-        as_user=(setpriv --reuid="$user" --regid="$user" --init-groups --)
+        # Numeric ids from the account itself: the primary group is the
+        # account's (id -g), whatever its name.
+        as_user=(setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups --)
         local home
         home=$(getent passwd "$user" | cut -d: -f6)
         export HOME=${home:-/} USER=$user LOGNAME=$user
@@ -282,7 +290,7 @@ if [[ ${1:-} == --__inner ]]; then
 fi
 
 t_start=$(now_ms)
-user=''
+user=${NERVE_HARNESS_USER:-}
 while (( $# )); do
     case $1 in
         --user)    [[ $# -ge 2 && -n $2 ]] || { usage; refuse "--user needs a user name"; }

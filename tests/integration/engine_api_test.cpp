@@ -237,7 +237,7 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
   Record rec = record("r1");
   EXPECT_EQ(to_string(rec.state), "reaped");
   EXPECT_EQ(rec.leader_pid, launched.second);
-  EXPECT_EQ(rec.owner.kind, "bus");
+  EXPECT_EQ(to_string(rec.owner.kind), "bus");
   EXPECT_EQ(rec.owner.name, bus_->getUniqueName()) << "the engine's connection owns the run";
 }
 
@@ -404,7 +404,7 @@ TEST_F(AnEngine, ThatIsKilledGetsItsRunReaped) {
   ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
   Record rec = record("r1");
   ASSERT_EQ(to_string(rec.state), "running");
-  EXPECT_EQ(rec.owner.kind, "bus");
+  EXPECT_EQ(to_string(rec.owner.kind), "bus");
   EXPECT_EQ(rec.owner.name, engine_name);
   EXPECT_FALSE(rec.keep);
 

@@ -93,7 +93,10 @@ TEST_F(HardeningRecords, EachFieldNerveWouldNeverWriteIsRefused) {
       {"cgroup", [](Record& r) { r.cgroup = "/app.slice//" + r.unit; }},
       {"cgroup", [](Record& r) { r.cgroup = "/app.slice/./" + r.unit; }},
       {"boot_id", [](Record& r) { r.boot_id = "not-a-boot-id"; }},
-      {"owner", [](Record& r) { r.owner.kind = "someone"; }},
+      {"owner", [](Record& r) {
+         r.owner.kind = OwnerKind::Bus;
+         r.owner.name = "not-a-unique-name";
+       }},
   };
   int i = 0;
   for (const auto& c : cases) {

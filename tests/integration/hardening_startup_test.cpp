@@ -27,7 +27,7 @@ TEST_F(HardeningStartup, ASecondNervedChangesNoRecordAndExits) {
   r.invocation_id.clear();
   r.cgroup.clear();
   r.cgroup_id = 0;
-  r.owner.kind = "process";  // this test: alive throughout
+  r.owner.kind = OwnerKind::Process;  // this test: alive throughout
   r.owner.pid = ::getpid();
   r.owner.start_time = proc_start_time(::getpid()).value_or(0);
   std::string text = to_json_text(r);

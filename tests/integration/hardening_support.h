@@ -95,7 +95,7 @@ class Hardening : public NervedTest {
     r.cgroup_id = 1;
     r.state = RunState::Running;
     r.grace_usec = 1'000'000;
-    r.owner.kind = "none";
+    r.owner.kind = OwnerKind::None;
     r.created_at = r.updated_at = "2026-11-30T00:00:00.000Z";
     return r;
   }

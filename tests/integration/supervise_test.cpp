@@ -121,7 +121,7 @@ class ASupervisor : public NervedTest {
     ASSERT_EQ(proc_parent(pids->at("main")).value_or(-1), *ctl_pid) << describe_process(pids->at("main"));
     Record rec = record("r1");
     ASSERT_EQ(to_string(rec.state), "running");
-    EXPECT_EQ(rec.owner.kind, "bus") << "the owner of a supervised run is the supervisor's bus connection";
+    EXPECT_EQ(to_string(rec.owner.kind), "bus") << "the owner of a supervised run is the supervisor's bus connection";
     for (const auto& [role, pid] : *pids)
       ASSERT_EQ(proc_cgroup(pid).value_or("(gone)"), rec.cgroup) << role << ": " << describe_process(pid);
   }

@@ -10,27 +10,46 @@
 #include "temp_dir.h"
 
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <utility>
 
 namespace nerve::test {
 
+// The queries (version, lookup, list_scopes, kill_unit) answer at once: each asynchronous call asks
+// the mock method of the same name without the callback and passes its answer on. The jobs
+// (start_scope, stop_unit) are mocked with their callbacks, so a test decides when a job ends.
 class MockSystemd : public Systemd {
  public:
-  MOCK_METHOD(std::string, version, (std::string * error), (override));
-  MOCK_METHOD(Lookup, lookup, (const std::string& unit), (override));
-  MOCK_METHOD(bool, list_scopes, (const std::string& pattern, std::vector<std::string>* units, std::string* error),
-              (override));
-  MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, std::function<void(JobOutcome)> done), (override));
-  MOCK_METHOD(void, stop_unit, (const std::string& unit, std::function<void(JobOutcome)> done), (override));
-  MOCK_METHOD(std::string, kill_unit, (const std::string& unit, int signo), (override));
+  MOCK_METHOD(Result<std::string>, version, ());
+  MOCK_METHOD(Result<UnitState>, lookup, (const std::string& unit));
+  MOCK_METHOD(Result<std::vector<std::string>>, list_scopes, (const std::string& pattern));
+  MOCK_METHOD(Result<void>, kill_unit, (const std::string& unit, int signo));
+  MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, Done<void> done), (override));
+  MOCK_METHOD(void, stop_unit, (const std::string& unit, Done<void> done), (override));
+
+  MockSystemd() {
+    using ::testing::Return;
+    ON_CALL(*this, version).WillByDefault(Return(Result<std::string>(std::string("252"))));
+    ON_CALL(*this, lookup).WillByDefault(Return(Result<UnitState>(no_such_unit())));
+    ON_CALL(*this, list_scopes).WillByDefault(Return(Result<std::vector<std::string>>(std::vector<std::string>{})));
+    ON_CALL(*this, kill_unit).WillByDefault(Return(Result<void>()));
+  }
+  void version(Done<std::string> done) override { done(version()); }
+  void lookup(const std::string& unit, Done<UnitState> done) override { done(lookup(unit)); }
+  void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) override {
+    done(list_scopes(pattern));
+  }
+  void kill_unit(const std::string& unit, int signo, Done<void> done) override { done(kill_unit(unit, signo)); }
+
+  static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };
 
 class MockCgroups : public Cgroups {
  public:
   MOCK_METHOD(std::optional<std::uint64_t>, id, (const std::string& cgroup), (override));
-  MOCK_METHOD(bool, populated, (const std::string& cgroup), (override));
+  MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
   MOCK_METHOD(bool, kill_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
@@ -99,8 +118,25 @@ inline Record running_record(const std::string& run = "r1") {
 }
 
 // What systemd says of the unit of 'r' while it runs.
-inline Lookup found(const Record& r) {
-  return {LookupStatus::Found, {r.invocation_id, "active", r.cgroup, scope_description(r)}, ""};
+inline Result<UnitState> found(const Record& r) {
+  return UnitState{r.invocation_id, "active", r.cgroup, scope_description(r)};
+}
+// What systemd says when a query fails ('name' is the bus error).
+inline Result<UnitState> query_failed(const std::string& name) { return Error{name, name + ": no answer"}; }
+inline Result<UnitState> not_loaded() { return MockSystemd::no_such_unit(); }
+
+// Test shorthands for the store: a save that must work, and a load of a record that must be there.
+inline void save(const RunStore& store, const Record& r) { ASSERT_TRUE(store.save(r)) << store.save(r).error().message; }
+inline void save(const RunStore& store, const Receipt& r) { ASSERT_TRUE(store.save_receipt(r)); }
+inline std::optional<Record> load(const RunStore& store, const std::string& run) {
+  auto r = store.load(run);
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? *r : std::nullopt;
+}
+inline std::optional<Receipt> load_receipt(const RunStore& store, const std::string& run) {
+  auto r = store.load_receipt(run);
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? *r : std::nullopt;
 }
 
 // The doubles and a real RunStore in a fresh folder, wired into Deps. Mocks are nice: a test states

@@ -17,12 +17,21 @@ namespace nerve::test {
 
 struct ContainResult {
   std::optional<ContainReply> reply;
-  std::optional<BusError> error;
+  std::optional<Error> error;
 };
 struct ReapResult {
   std::optional<Receipt> receipt;
-  std::optional<BusError> error;
+  std::optional<Error> error;
 };
+
+// Stores a Result's value or error into the optionals of a *Result above.
+template <typename T, typename Out>
+void keep(Result<T> r, std::optional<Out>& value, std::optional<Error>& error) {
+  if (r)
+    value = std::move(*r);
+  else
+    error = r.error();
+}
 
 class LifecycleTest : public ::testing::Test, protected World {
  protected:
@@ -34,7 +43,7 @@ class LifecycleTest : public ::testing::Test, protected World {
   std::map<std::string, bool> populated;  // by cgroup
   std::map<std::string, std::uint64_t> cgroup_ids;
   std::map<std::string, std::function<void()>> watchers;  // by cgroup
-  std::vector<std::pair<ScopeSpec, std::function<void(JobOutcome)>>> starts;
+  std::vector<std::pair<ScopeSpec, Done<void>>> starts;
   std::vector<std::string> events;
   std::optional<std::string> leader_cgroup;
   bool stop_empties = true;
@@ -42,23 +51,22 @@ class LifecycleTest : public ::testing::Test, protected World {
   LifecycleTest() {
     using ::testing::Invoke;
     using ::testing::Return;
-    ON_CALL(systemd, version).WillByDefault(Return("252"));
     ON_CALL(systemd, start_scope).WillByDefault(Invoke([this](const ScopeSpec& spec, auto done) {
       events.push_back("start " + spec.unit);
       starts.emplace_back(spec, std::move(done));
     }));
-    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string& unit) {
+    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string& unit) -> Result<UnitState> {
       auto it = units.find(unit);
-      if (it == units.end()) return Lookup{LookupStatus::NoSuchUnit, {}, ""};
-      return Lookup{LookupStatus::Found, it->second, ""};
+      if (it == units.end()) return test::not_loaded();
+      return it->second;
     }));
     ON_CALL(systemd, stop_unit).WillByDefault(Invoke([this](const std::string& unit, auto done) {
       stop(unit);
-      if (stop_empties) done(JobOutcome{true, "done", "", false});
+      if (stop_empties) done(Result<void>());
     }));
     ON_CALL(systemd, kill_unit).WillByDefault(Invoke([this](const std::string& unit, int signo) {
       if (signo == SIGTERM || signo == SIGKILL) stop(unit);
-      return std::string();
+      return Result<void>();
     }));
     ON_CALL(cgroups, id).WillByDefault(Invoke([this](const std::string& cgroup) -> std::optional<std::uint64_t> {
       if (!cgroup_ids.count(cgroup)) return std::nullopt;
@@ -74,22 +82,16 @@ class LifecycleTest : public ::testing::Test, protected World {
   }
 
   ContainRequest request(const std::string& run, bool keep = false) const {
-    return {run, kPid, std::chrono::microseconds(kGrace).count(), keep, {"process", 99, 12345, ""}};
+    return {run, kPid, std::chrono::microseconds(kGrace).count(), keep, {OwnerKind::Process, 99, 12345, ""}};
   }
   ContainResult& contain(const std::string& run, bool keep = false) {
     auto& result = *contains_.emplace_back(std::make_shared<ContainResult>());
-    lifecycle.contain(request(run, keep), [&result](auto reply, auto error) {
-      result.reply = std::move(reply);
-      result.error = std::move(error);
-    });
+    lifecycle.contain(request(run, keep), [&result](Result<ContainReply> r) { test::keep(r, result.reply, result.error); });
     return result;
   }
   ReapResult& reap(const std::string& run) {
     auto& result = *reaps_.emplace_back(std::make_shared<ReapResult>());
-    lifecycle.reap(run, 0, [&result](auto receipt, auto error) {
-      result.receipt = std::move(receipt);
-      result.error = std::move(error);
-    });
+    lifecycle.reap(run, 0, [&result](Result<Receipt> r) { test::keep(r, result.receipt, result.error); });
     return result;
   }
   // Ends the job of the last scope asked for with "done": the scope is active and holds the pid.
@@ -101,7 +103,7 @@ class LifecycleTest : public ::testing::Test, protected World {
     populated[cgroup] = true;
     cgroup_ids[cgroup] = 100 + starts.size();
     leader_cgroup = cgroup;
-    done(JobOutcome{true, "done", "", false});
+    done(Result<void>());
   }
   ContainResult& contained(const std::string& run, bool keep = false) {
     ContainResult& result = contain(run, keep);
@@ -109,7 +111,14 @@ class LifecycleTest : public ::testing::Test, protected World {
     EXPECT_TRUE(result.reply) << (result.error ? result.error->message : "no answer");
     return result;
   }
-  RunState state_on_disk(const std::string& run) const { return store.load(run).value().state; }
+  // GetRun's answer, which the doubles give at once.
+  Result<std::string> status_of(const std::string& run) {
+    std::optional<Result<std::string>> answer;
+    lifecycle.status_json(run, [&answer](Result<std::string> r) { answer = std::move(r); });
+    EXPECT_TRUE(answer) << "no answer";
+    return answer.value_or(Error{"test.NoAnswer", "no answer"});
+  }
+  RunState state_on_disk(const std::string& run) const { return test::load(store, run).value().state; }
 
  private:
   // A stop (StopUnit, or a TERM to all through KillUnit) of a unit that exists; a stop of a unit that

@@ -30,40 +30,40 @@ constexpr std::uint64_t kId = 77;
 // active, with an InvocationID and a cgroup that holds the pid.
 class AContainOp : public ::testing::Test, protected test::World {
  protected:
-  ContainRequest request{"r1", kPid, 5'000'000, false, {"process", 99, 12345, ""}};
+  ContainRequest request{"r1", kPid, 5'000'000, false, {OwnerKind::Process, 99, 12345, ""}};
   ScopeSpec spec;
-  std::function<void(JobOutcome)> job_done;
+  Done<void> job_done;
   UnitState unit{test::kInvocationId, "active", kCgroup, ""};
   std::optional<ContainReply> reply;
-  std::optional<BusError> error;
+  std::optional<Error> error;
 
   AContainOp() {
     ON_CALL(systemd, start_scope).WillByDefault(DoAll(SaveArg<0>(&spec), SaveArg<1>(&job_done)));
-    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string&) {
-      return Lookup{LookupStatus::Found, unit, ""};
-    }));
+    ON_CALL(systemd, lookup).WillByDefault(Invoke([this](const std::string&) { return Result<UnitState>(unit); }));
     ON_CALL(cgroups, member_of(kPid)).WillByDefault(Return(kCgroup));
     ON_CALL(cgroups, id(kCgroup)).WillByDefault(Return(kId));
   }
 
   void contain(unsigned attempt = 1) {
-    ContainOp::start(deps, request, attempt, [this](auto r, auto e) {
-      reply = std::move(r);
-      error = std::move(e);
+    ContainOp::start(deps, request, attempt, [this](Result<ContainReply> r) {
+      if (r)
+        reply = *r;
+      else
+        error = r.error();
     });
   }
-  void job_ends(JobOutcome job = {true, "done", "", false}) {
+  void job_ends(Result<void> job = {}) {
     ASSERT_TRUE(job_done) << "no scope was asked for";
     job_done(std::move(job));
   }
-  RunState state_on_disk() const { return store.load("r1").value().state; }
+  RunState state_on_disk() const { return test::load(store, "r1").value().state; }
 };
 
 }  // namespace
 
 TEST_F(AContainOp, WritesTheIntentRecordBeforeItAsksForTheScope) {
   EXPECT_CALL(systemd, start_scope).WillOnce(Invoke([this](const ScopeSpec& spec, auto) {
-    auto r = store.load("r1");
+    auto r = test::load(store, "r1");
     ASSERT_TRUE(r) << "no record on disk when the scope was asked for";
     EXPECT_EQ(r->state, RunState::Launching);
     EXPECT_EQ(r->unit, spec.unit);
@@ -78,7 +78,7 @@ TEST_F(AContainOp, WritesTheIntentRecordBeforeItAsksForTheScope) {
 
 TEST_F(AContainOp, NamesTheScopeWithItsNonceAndPutsTheNonceInTheDescription) {
   contain(3);
-  const Record r = store.load("r1").value();
+  const Record r = test::load(store, "r1").value();
   EXPECT_EQ(spec.unit, scope_unit_name("r1", r.nonce));
   EXPECT_TRUE(is_valid_unit_name(spec.unit));
   EXPECT_THAT(spec.description, HasSubstr("nonce=" + r.nonce));
@@ -95,15 +95,15 @@ TEST_F(AContainOp, UsesANewNonceForEveryAttempt) {
 }
 
 TEST_F(AContainOp, WritesTheRunningRecordBeforeItReplies) {
-  ContainOp::start(deps, request, 1, [this](auto r, auto e) {
-    ASSERT_TRUE(r) << e->message;
-    auto on_disk = store.load("r1");
+  ContainOp::start(deps, request, 1, [this](Result<ContainReply> r) {
+    ASSERT_TRUE(r) << r.error().message;
+    auto on_disk = test::load(store, "r1");
     ASSERT_TRUE(on_disk);
     EXPECT_EQ(on_disk->state, RunState::Running);
     EXPECT_EQ(on_disk->invocation_id, test::kInvocationId);
     EXPECT_EQ(on_disk->cgroup, kCgroup);
     EXPECT_EQ(on_disk->cgroup_id, kId);
-    reply = r;
+    reply = *r;
   });
   job_ends();
   ASSERT_TRUE(reply);
@@ -121,7 +121,7 @@ TEST_F(AContainOp, DoesNotReplyBeforeTheJobEnds) {
 
 TEST_F(AContainOp, FailsWithScopeFailedAndMarksTheRecordFailedWhenTheJobIsNotDone) {
   contain();
-  job_ends({false, "failed", "", false});
+  job_ends(Error{systemd_error::JobFailed, "its job ended with result 'failed'"});
   ASSERT_TRUE(error);
   EXPECT_EQ(error->name, error::ScopeFailed);
   EXPECT_THAT(error->message, HasSubstr("'failed'"));
@@ -140,7 +140,7 @@ TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitIsNotActive) {
 }
 
 TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitCannotBeReadAfterItsStart) {
-  EXPECT_CALL(systemd, lookup).WillOnce(Return(Lookup{LookupStatus::Failed, {}, "Timeout"}));
+  EXPECT_CALL(systemd, lookup).WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.Timeout")));
   contain();
   job_ends();
   ASSERT_TRUE(error);

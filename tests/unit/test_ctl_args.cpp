@@ -54,6 +54,18 @@ TEST(NervectlArgs, LaunchPassesEverythingAfterTheSeparatorToTheCommand) {
   EXPECT_EQ(p.args.cmd, (std::vector<std::string>{"cmd", "--help", "--", "--grace", "x"}));
 }
 
+TEST(NervectlArgs, LaunchTakesSealedAndSealingTakesJson) {
+  Parsed p = parse({"launch", "--sealed", "r1", "--", "cmd"});
+  ASSERT_NE(p.verb, nullptr) << p.err;
+  EXPECT_TRUE(p.args.sealed);
+  EXPECT_FALSE(parse({"launch", "r1", "--", "cmd"}).args.sealed);
+  Parsed s = parse({"sealing", "--json"});
+  ASSERT_NE(s.verb, nullptr) << s.err;
+  EXPECT_STREQ(s.verb->name, "sealing");
+  EXPECT_TRUE(s.args.json);
+  expect_usage_error({"sealing", "r1"}, "too many arguments");
+}
+
 TEST(NervectlArgs, ReapTakesAGraceJsonAndTheRun) {
   Parsed p = parse({"reap", "--grace", "3600", "--json", "build.42"});
   ASSERT_NE(p.verb, nullptr) << p.err;
@@ -181,7 +193,8 @@ TEST(NervectlArgs, VerbHelpShowsTheSynopsisAndEveryOption) {
     EXPECT_THAT(p.out, HasSubstr("\nOptions:\n"));
   }
   Parsed launch = parse({"launch", "--help"});
-  EXPECT_THAT(launch.out, StartsWith("Usage: nervectl launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]\n"));
+  EXPECT_THAT(launch.out,
+              StartsWith("Usage: nervectl launch [--wait] [--grace SECONDS] [--keep] [--sealed] RUN -- CMD [ARG...]\n"));
   EXPECT_THAT(launch.out, HasSubstr("\n  --grace SECONDS  "));
   EXPECT_THAT(parse({"reap", "-h"}).out, StartsWith("Usage: nervectl reap [--grace SECONDS] [--json] RUN\n"));
 }

@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include "bus_reply.h"
+
 #include <gtest/gtest.h>
 #include <sdbus-c++/Error.h>
 
@@ -22,9 +24,9 @@ TEST(QuoteValue, EscapesOtherControlCharactersInHex) {
 
 TEST(QuoteValue, KeepsNonAsciiBytesAsTheyAre) { EXPECT_EQ(quote_value("caf\xc3\xa9"), "'caf\xc3\xa9'"); }
 
-TEST(ErrorRaise, ThrowsAnSdbusErrorWithTheNameAndTheMessage) {
+TEST(ABusError, IsThrownAsAnSdbusErrorWithTheNameAndTheMessage) {
   try {
-    error::raise(error::NoSuchRun, "no run 'x'");
+    throw_bus_error(Error{error::NoSuchRun, "no run 'x'"});
     FAIL() << "no error";
   } catch (const sdbus::Error& e) {
     EXPECT_EQ(e.getName(), "org.nerve.Lifecycle1.Error.NoSuchRun");

@@ -16,13 +16,13 @@ namespace {
 class AReapDecision : public ::testing::Test {
  protected:
   Record record = test::running_record();
-  Lookup lookup = found(record);
+  Result<UnitState> lookup = found(record);
   std::optional<std::uint64_t> live_id = kCgroupId;
 
   ReapDecision decide() const { return decide_reap(record, kBootId, lookup, live_id); }
 };
 
-const Lookup kNoSuchUnit{LookupStatus::NoSuchUnit, {}, ""};
+const Result<UnitState> kNoSuchUnit = test::not_loaded();
 
 }  // namespace
 
@@ -39,14 +39,14 @@ TEST_F(AReapDecision, IsNoScopeWhenNoScopeWasEverRequested) {
 }
 
 TEST_F(AReapDecision, IsRetryWhenTheQueryFailedNamingTheError) {
-  lookup = {LookupStatus::Failed, {}, "org.freedesktop.DBus.Error.Timeout"};
+  lookup = test::query_failed("org.freedesktop.DBus.Error.Timeout");
   auto d = decide();
   EXPECT_EQ(d.action, ReapAction::Retry);
   EXPECT_THAT(d.reason, HasSubstr("org.freedesktop.DBus.Error.Timeout"));
 }
 
 TEST_F(AReapDecision, IsRetryNeverNoScopeWhenTheQueryFailedAndTheCgroupLooksGone) {
-  lookup = {LookupStatus::Failed, {}, "timeout"};
+  lookup = Error{"org.freedesktop.DBus.Error.NoReply", "timeout"};
   live_id = std::nullopt;
   EXPECT_EQ(decide().action, ReapAction::Retry);
 }
@@ -75,27 +75,27 @@ TEST_F(AReapDecision, IsRefuseWhenTheUnitIsUnknownAndTheCgroupIdWasNeverRecorded
 }
 
 TEST_F(AReapDecision, IsRefuseWhenTheInvocationIdDiffers) {
-  lookup.unit.invocation_id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  lookup->invocation_id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
   auto d = decide();
   EXPECT_EQ(d.action, ReapAction::Refuse);
   EXPECT_THAT(d.reason, HasSubstr("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"));
 }
 
 TEST_F(AReapDecision, IsRefuseWhenTheUnitHasNoInvocationIdButOneWasRecorded) {
-  lookup.unit.invocation_id.clear();
+  lookup->invocation_id.clear();
   EXPECT_EQ(decide().action, ReapAction::Refuse);
 }
 
 TEST_F(AReapDecision, IsRefuseForARecordWithoutInvocationIdWhenTheDescriptionLacksTheNonce) {
   record.invocation_id.clear();
-  lookup.unit.description = "nerve run r1 attempt 1 nonce=ffffffffffffffff";
+  lookup->description = "nerve run r1 attempt 1 nonce=ffffffffffffffff";
   EXPECT_EQ(decide().action, ReapAction::Refuse);
 }
 
 TEST_F(AReapDecision, IsStopForARecordWithoutInvocationIdWhenTheDescriptionCarriesTheNonce) {
   record.invocation_id.clear();
-  lookup.unit.description = scope_description(record);
-  ASSERT_THAT(lookup.unit.description, HasSubstr("nonce=" + record.nonce));
+  lookup->description = scope_description(record);
+  ASSERT_THAT(lookup->description, HasSubstr("nonce=" + record.nonce));
   EXPECT_EQ(decide().action, ReapAction::Stop);
 }
 

@@ -37,13 +37,13 @@ class AReapOp : public ::testing::Test, protected test::World {
   int receipts = 0;
   bool cgroup_populated = true;
   std::function<void()> cgroup_changed;
-  std::function<void(JobOutcome)> stop_done;
+  Done<void> stop_done;
   const Clock::time_point start = timers.now();
 
   AReapOp() {
     ON_CALL(systemd, lookup(record.unit)).WillByDefault(Return(found(record)));
     ON_CALL(systemd, stop_unit(record.unit, _)).WillByDefault(SaveArg<1>(&stop_done));
-    ON_CALL(systemd, kill_unit).WillByDefault(Return(""));
+    ON_CALL(systemd, kill_unit).WillByDefault(Return(Result<void>()));
     ON_CALL(cgroups, id(record.cgroup)).WillByDefault(Return(kCgroupId));
     ON_CALL(cgroups, watch(record.cgroup, _)).WillByDefault(DoAll(SaveArg<1>(&cgroup_changed), Return(kWatch)));
     ON_CALL(cgroups, populated(record.cgroup)).WillByDefault(ReturnPointee(&cgroup_populated));
@@ -83,7 +83,7 @@ TEST_F(AReapOp, EndsNoScopeWithoutAnyQueryOrSignalForARecordOfAnotherBoot) {
 }
 
 TEST_F(AReapOp, EndsPendingRetryWithoutStoppingWhenTheQueryFails) {
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Lookup{LookupStatus::Failed, {}, "Timeout"}));
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.Timeout")));
   EXPECT_CALL(systemd, stop_unit).Times(0);
   reap();
   ASSERT_TRUE(receipt);
@@ -92,9 +92,9 @@ TEST_F(AReapOp, EndsPendingRetryWithoutStoppingWhenTheQueryFails) {
 }
 
 TEST_F(AReapOp, TouchesNothingWhenRefused) {
-  Lookup other = found(record);
-  other.unit.invocation_id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(other));
+  UnitState other = *found(record);
+  other.invocation_id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Result<UnitState>(other)));
   EXPECT_CALL(systemd, stop_unit).Times(0);
   EXPECT_CALL(systemd, kill_unit).Times(0);
   EXPECT_CALL(cgroups, kill_if).Times(0);
@@ -109,15 +109,15 @@ TEST_F(AReapOp, WatchesTheCgroupThenSendsSigtermAndSigcontToEveryProcess) {
   EXPECT_CALL(systemd, stop_unit).Times(0);
   InSequence in_order;
   EXPECT_CALL(cgroups, watch(record.cgroup, _));
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGTERM)).WillOnce(Return(""));
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGCONT)).WillOnce(Return(""));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGTERM)).WillOnce(Return(Result<void>()));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGCONT)).WillOnce(Return(Result<void>()));
   reap();
   EXPECT_FALSE(receipt);
 }
 
 TEST_F(AReapOp, SendsSigtermItselfWhenTheReapsGraceIsLongerThanTheLaunchs) {
   EXPECT_CALL(systemd, stop_unit).Times(0);
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGTERM)).WillOnce(Return(""));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGTERM)).WillOnce(Return(Result<void>()));
   reap(60'000'000);
 }
 
@@ -143,7 +143,7 @@ TEST_F(AReapOp, CompletesUnkilledWhenTheCgroupEmptiesAfterTheStop) {
 TEST_F(AReapOp, CompletesWhenTheStopJobEndsWithTheCgroupEmpty) {
   reap(kShorterGraceUsec);
   cgroup_populated = false;
-  stop_done(JobOutcome{true, "done", "", false});
+  stop_done(Result<void>());
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::Complete);
 }
@@ -163,7 +163,7 @@ TEST_F(AReapOp, NamesTheAttemptAndMeasuresItsDurationOnTheClock) {
 
 TEST_F(AReapOp, SendsSigkillThroughSystemdWhenTheGraceIsOver) {
   std::optional<Clock::duration> at;
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return("")));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return(Result<void>())));
   reap();
   timers.advance(1min);
   EXPECT_EQ(at, kGrace);
@@ -200,7 +200,7 @@ TEST_F(AReapOp, CompletesAsKilledWhenTheCgroupEmptiesAfterTheSigkill) {
 TEST_F(AReapOp, UsesTheGraceOfTheRecordWhenTheReapGivesNone) {
   record.grace_usec = 3'000'000;
   std::optional<Clock::duration> at;
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return("")));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return(Result<void>())));
   reap(0);
   timers.advance(1min);
   EXPECT_EQ(at, 3s);
@@ -208,7 +208,7 @@ TEST_F(AReapOp, UsesTheGraceOfTheRecordWhenTheReapGivesNone) {
 
 TEST_F(AReapOp, UsesTheGraceOfTheReapWhenGiven) {
   std::optional<Clock::duration> at;
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return("")));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return(Result<void>())));
   reap(1'000'000);
   timers.advance(1min);
   EXPECT_EQ(at, 1s);
@@ -229,12 +229,12 @@ TEST_F(AReapOp, CancelsItsTimersAndUnwatchesTheCgroupWhenFinished) {
 TEST_F(AReapOp, ReportsOnceWhenTheStopJobEndsAfterTheReapFinished) {
   reap(kShorterGraceUsec);
   empty_cgroup();
-  stop_done(JobOutcome{true, "done", "", false});
+  stop_done(Result<void>());
   EXPECT_EQ(receipts, 1);
 }
 
 TEST_F(AReapOp, KillsALeftoverCgroupThroughCgroupKillWhenTheUnitIsGone) {
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Lookup{LookupStatus::NoSuchUnit, {}, ""}));
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(test::not_loaded()));
   EXPECT_CALL(systemd, stop_unit).Times(0);
   {
     InSequence in_order;
@@ -249,7 +249,7 @@ TEST_F(AReapOp, KillsALeftoverCgroupThroughCgroupKillWhenTheUnitIsGone) {
 }
 
 TEST_F(AReapOp, EndsPendingRetryWhenALeftoverCgroupStaysPopulated) {
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Lookup{LookupStatus::NoSuchUnit, {}, ""}));
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(test::not_loaded()));
   reap();
   timers.advance(10s);
   ASSERT_TRUE(receipt);
@@ -259,12 +259,12 @@ TEST_F(AReapOp, EndsPendingRetryWhenALeftoverCgroupStaysPopulated) {
 TEST_F(AReapOp, WaitsForTheStopJobWhenTheUnitHasNoCgroup) {
   record.cgroup.clear();
   record.cgroup_id = 0;
-  Lookup no_cgroup = found(record);
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(no_cgroup));
+  UnitState no_cgroup = *found(record);
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Result<UnitState>(no_cgroup)));
   EXPECT_CALL(cgroups, watch).Times(0);
   reap(kShorterGraceUsec);
   ASSERT_FALSE(receipt);
-  stop_done(JobOutcome{true, "done", "", false});
+  stop_done(Result<void>());
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::Complete);
 }
@@ -274,7 +274,7 @@ TEST_F(AReapOp, EndsPendingRetryWhenTheStopJobOfAUnitWithoutCgroupFails) {
   record.cgroup_id = 0;
   EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(found(record)));
   reap(kShorterGraceUsec);
-  stop_done(JobOutcome{false, "timeout", "", false});
+  stop_done(Error{systemd_error::JobFailed, "its job ended with result 'timeout'"});
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::PendingRetry);
   EXPECT_THAT(receipt->error, HasSubstr("timeout"));
@@ -284,7 +284,7 @@ TEST_F(AReapOp, PassesACancelSignalToEveryProcessAndStopsTheUnitOnlyOnceItIsEmpt
   ::testing::MockFunction<void()> emptied;
   {
     ::testing::InSequence order;
-    EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(""));
+    EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(Result<void>()));
     EXPECT_CALL(emptied, Call());
     // Then, so that a scope systemd never saw empty cannot stay active:
     EXPECT_CALL(systemd, stop_unit(record.unit, _));
@@ -303,23 +303,23 @@ TEST_F(AReapOp, StopsAUnitWhoseCgroupIsNotKnownYetWithStopUnitEvenWithTheFullGra
   record.cgroup.clear();
   record.cgroup_id = 0;
   record.invocation_id.clear();
-  Lookup pending = found(record);
-  pending.unit.control_group.clear();
-  pending.unit.active_state = "activating";
-  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(pending));
+  UnitState pending = *found(record);
+  pending.control_group.clear();
+  pending.active_state = "activating";
+  EXPECT_CALL(systemd, lookup(record.unit)).WillOnce(Return(Result<UnitState>(pending)));
   EXPECT_CALL(systemd, kill_unit(_, SIGTERM)).Times(0);
   EXPECT_CALL(systemd, stop_unit(record.unit, _));
   reap(0);
   ASSERT_FALSE(receipt) << "completed before the stop job ended";
-  stop_done(JobOutcome{true, "done", "", false});
+  stop_done(Result<void>());
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::Complete);
 }
 
 TEST_F(AReapOp, EscalatesACancelToSigkillWhenTheGraceIsOver) {
   std::optional<Clock::duration> at;
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(""));
-  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return("")));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGINT)).WillOnce(Return(Result<void>()));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).WillOnce(DoAll(note_time(at), Return(Result<void>())));
   reap(0, SIGINT);
   timers.advance(1min);
   EXPECT_EQ(at, kGrace);

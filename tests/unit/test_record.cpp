@@ -30,7 +30,7 @@ Record full_record() {
   r.leader_pid = 4242;
   r.grace_usec = 5'000'000;
   r.keep = true;
-  r.owner = {"bus", 77, 123456789, ":1.42"};
+  r.owner = {OwnerKind::Bus, 77, 123456789, ":1.42"};
   r.created_at = "2024-05-01T10:00:00.000Z";
   r.updated_at = "2024-05-01T10:00:01.000Z";
   return r;
@@ -155,7 +155,7 @@ TEST(ParseRecord, ThrowsRecordCorruptOnAnUnknownState) {
 
 TEST(ParseRecord, AcceptsARecordWithoutOwner) {
   Record r = parse_record(record_text_with([](json& j) { j.erase("owner"); }));
-  EXPECT_EQ(r.owner.kind, "none");
+  EXPECT_EQ(r.owner.kind, OwnerKind::None);
 }
 
 TEST(ParseReceipt, ThrowsRecordCorruptOnAnUnknownOutcome) {

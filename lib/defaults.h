@@ -1,0 +1,30 @@
+// nerved's own timing defaults: the deadlines of its calls to systemd, a reap's kill steps and the
+// back-off of retries. What nerved and nervectl share (graces, client call timeouts, exec exit codes)
+// is in conventions.h.
+#pragma once
+
+#include "conventions.h"
+
+#include <chrono>
+
+namespace nerve {
+
+// The deadline of each call nerved makes to the systemd user manager (SystemdOptions).
+inline constexpr std::chrono::milliseconds kSystemdCallTimeout{5000};
+// StartTransientUnit and StopUnit return once their job is queued; their call gets more time.
+inline constexpr std::chrono::milliseconds kSystemdJobCallTimeout{10'000};
+// A scope's start job ends in milliseconds; one whose JobRemoved has not come after this has failed
+// (the held process is then never let exec). A stop job has no deadline of its own: the reap's
+// timers (reaper.h) decide when it is over.
+inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
+
+// A reap: cgroup.kill this long after nerved's SIGKILL; pending_retry if processes are left this
+// long after the grace.
+inline constexpr auto kCgroupKillAfter = std::chrono::seconds(1);
+inline constexpr auto kKillWait = std::chrono::seconds(10);
+
+// A pending_retry reap is tried again after kRetryFirst, doubling up to kRetryMax.
+inline constexpr auto kRetryFirst = std::chrono::seconds(1);
+inline constexpr auto kRetryMax = std::chrono::minutes(5);
+
+}  // namespace nerve

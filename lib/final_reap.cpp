@@ -1,0 +1,87 @@
+#include "final_reap.h"
+
+#include "defaults.h"
+#include "errors.h"
+#include "fault.h"
+#include "run_log.h"
+
+namespace nerve {
+
+void FinalReaps::reap(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
+  quarantine_.load(run, [this, run, signal, grace_usec, done](Result<std::optional<Record>> record) {
+    if (!record) return done(record.error());
+    if (!*record) return done(records_.no_such_run(run));
+    if ((*record)->state == RunState::Reaped)
+      if (auto receipt = records_.final_receipt(run)) return done(*receipt);
+    reap_record(std::move(**record), signal, grace_usec, done);
+  });
+}
+
+void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
+  if (auto kept = unrecorded_.find(record.run); kept != unrecorded_.end())
+    return reaped(record, kept->second, done);  // reaped already: only its receipt is left to write
+  if (record.state == RunState::Reaping) {
+    // A crash may have come between the final receipt and the "reaped" record: that reap is done,
+    // and its receipt stands. Only close the record.
+    auto earlier = records_.final_receipt(record.run);
+    if (earlier && earlier->attempt == record.attempt && earlier->unit == record.unit) {
+      if (auto closed = records_.transition(record, RunState::Reaped); !closed)
+        log_run(spdlog::level::err, record, "cannot close the record: " + closed.error().message);
+      return done(*earlier);
+    }
+  } else if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
+    // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
+    // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
+    // because of the disk.
+    log_run(spdlog::level::err, record,
+            "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
+  }
+  deps_.owners.unwatch(record.run);
+  ReapOp::start(deps_, record, grace_usec, signal, [this, record, done](Receipt receipt) {
+    reaped(record, std::move(receipt), done);
+  });
+}
+
+void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
+  log_run(spdlog::level::info, record,
+          "reap " + to_string(receipt.outcome) + (receipt.error.empty() ? "" : ": " + receipt.error));
+  fault_point("before-receipt");
+  Result<void> written = deps_.store.save_receipt(receipt);
+  if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);
+  if (!written) {
+    if (is_final(receipt.outcome)) unrecorded_[record.run] = receipt;
+    schedule_retry(record);
+    return done(Error{error::RecordFailed, "run " + quote_value(record.run) + " was reaped (" +
+                                               to_string(receipt.outcome) +
+                                               ") but its receipt cannot be written: " + written.error().message});
+  }
+  unrecorded_.erase(record.run);
+  if (is_final(receipt.outcome))
+    cancel_retry(record.run);
+  else
+    schedule_retry(record);
+  done(std::move(receipt));
+}
+
+void FinalReaps::schedule_retry(const Record& record) {
+  Retry& slot = retries_[record.run];
+  slot.delay = slot.delay == Clock::duration::zero() ? retry_first_
+                                                     : std::min<Clock::duration>(slot.delay * 2, kRetryMax);
+  if (slot.timer) deps_.timers.cancel_timer(slot.timer);
+  log_run(spdlog::level::info, record,
+          "reap pending; next try in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(slot.delay).count()) + " ms");
+  slot.timer = deps_.timers.add_timer(slot.delay, [this, run = record.run] {
+    if (auto it = retries_.find(run); it != retries_.end()) it->second.timer = 0;
+    requeue_(run);
+  });
+}
+
+void FinalReaps::cancel_retry(const std::string& run) {
+  auto it = retries_.find(run);
+  if (it == retries_.end()) return;
+  if (it->second.timer) deps_.timers.cancel_timer(it->second.timer);
+  retries_.erase(it);
+}
+
+}  // namespace nerve

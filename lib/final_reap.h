@@ -1,0 +1,60 @@
+// A run's final reap: the fence, the reap itself (reaper.h), the receipt and the closed record, and
+// retries with back-off of a reap that ended pending_retry.
+//
+// Order (docs/records.md): the record goes to "reaping" (the fence: from then on the run is final,
+// whatever happens to the reap) durably before anything is signalled; then ReapOp; then receipt.json;
+// then, for a final outcome, the record goes to "reaped". A record found in "reaping" whose final
+// receipt for the same attempt is already written is only closed. If the fence or the receipt
+// cannot be written, or the outcome is pending_retry, the reap is tried again after kRetryFirst,
+// doubling up to kRetryMax (defaults.h), until it is final.
+#pragma once
+
+#include "defaults.h"
+#include "deps.h"
+#include "quarantine.h"
+#include "reaper.h"
+#include "result.h"
+#include "run_records.h"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace nerve {
+
+class FinalReaps {
+ public:
+  // 'requeue' asks for a final reap of a run again, through its queue (for retries, the first after
+  // 'retry_first').
+  FinalReaps(Deps& deps, Quarantine& quarantine, std::function<void(const std::string&)> requeue,
+             Clock::duration retry_first = kRetryFirst)
+      : deps_(deps), records_(deps.store), quarantine_(quarantine), requeue_(std::move(requeue)),
+        retry_first_(retry_first) {}
+
+  // With the run's slot held: loads the record (an unreadable one is quarantined: RecordFailed);
+  // a run with a final receipt gets that receipt, untouched; any other is reaped.
+  void reap(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done);
+  // With the run's slot held: fences 'record' (or closes it, see above) and reaps it.
+  void reap_record(Record record, int signal, std::uint64_t grace_usec, Done<Receipt> done);
+
+ private:
+  void reaped(Record record, Receipt receipt, Done<Receipt> done);
+  void schedule_retry(const Record& record);
+  void cancel_retry(const std::string& run);
+
+  Deps& deps_;
+  RunRecords records_;
+  Quarantine& quarantine_;
+  std::function<void(const std::string&)> requeue_;
+  Clock::duration retry_first_;
+  struct Retry {
+    TimerId timer = 0;
+    Clock::duration delay{};
+  };
+  std::map<std::string, Retry> retries_;
+  // Receipts of runs reaped while the disk refused them (the fence, then the receipt): written by the
+  // retry as soon as the disk takes them, without reaping again (docs/records.md, issue 8 item 7).
+  std::map<std::string, Receipt> unrecorded_;
+};
+
+}  // namespace nerve

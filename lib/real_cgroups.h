@@ -1,0 +1,43 @@
+// Cgroups (cgroups.h) on the kernel's cgroup2 tree: folders opened as fds, cgroup.events watched
+// with one inotify fd on nerved's event loop.
+#pragma once
+
+#include "cgroups.h"
+#include "event_loop.h"
+#include "fd.h"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace nerve {
+
+// The mount point of the cgroup2 hierarchy (from /proc/self/mountinfo; /sys/fs/cgroup preferred),
+// or nullopt when there is none. NERVE_CGROUP_ROOT overrides it.
+std::optional<std::string> cgroup_root();
+
+class RealCgroups : public Cgroups {
+ public:
+  // 'root': where the cgroup2 hierarchy is mounted (cgroup_root()). Throws std::system_error when
+  // inotify cannot be set up.
+  RealCgroups(std::string root, EventLoop& loop);
+  ~RealCgroups() override;
+
+  std::optional<std::uint64_t> id(const std::string& cgroup) override;
+  Result<bool> populated(const std::string& cgroup) override;
+  std::vector<pid_t> pids(const std::string& cgroup) override;
+  bool kill_if(const std::string& cgroup, std::uint64_t expected_id) override;
+  int watch(const std::string& cgroup, std::function<void()> changed) override;
+  void unwatch(int handle) override;
+  std::optional<std::string> member_of(pid_t pid) override;
+
+ private:
+  void on_inotify();
+
+  std::string root_;
+  EventLoop& loop_;
+  Fd inotify_;
+  std::unordered_map<int, std::function<void()>> watches_;
+};
+
+}  // namespace nerve

@@ -1,0 +1,105 @@
+#include "reconcile.h"
+
+#include "run_log.h"
+
+#include <memory>
+
+namespace nerve {
+
+std::string to_string(ReconcileAction action) {
+  switch (action) {
+    case ReconcileAction::Reaped: return "reaped";
+    case ReconcileAction::Adopted: return "adopted";
+    case ReconcileAction::Kept: return "kept";
+    case ReconcileAction::Cleaned: return "cleaned";
+    case ReconcileAction::Final: return "final";
+    case ReconcileAction::Quarantined: return "quarantined";
+    case ReconcileAction::Skipped: return "skipped";
+  }
+  return "skipped";
+}
+
+void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
+  std::vector<std::string> skipped;
+  auto runs = deps_.store.runs(&skipped);
+  if (!runs) spdlog::error("reconcile: {}", runs.error().message);
+  struct Pass {
+    std::vector<ReconcileLine> lines;
+    std::size_t pending = 0;
+    std::function<void(std::vector<ReconcileLine>)> done;
+  };
+  auto pass = std::make_shared<Pass>();
+  pass->done = std::move(done);
+  for (const auto& why : skipped) {
+    spdlog::warn("reconcile: skipped {}", why);
+    pass->lines.push_back({"", ReconcileAction::Skipped, why});
+  }
+  std::vector<std::string> ids = runs ? *runs : std::vector<std::string>{};
+  pass->pending = ids.size() + 1;
+  auto finish_one = [pass] {
+    if (--pass->pending == 0) pass->done(std::move(pass->lines));
+  };
+  for (const auto& run : ids) {
+    queue_.serial<ReconcileLine>(
+        run, [this, run](std::function<void(ReconcileLine)> finish) { one(run, finish); },
+        [pass, finish_one](ReconcileLine line) {
+          if (line.action != ReconcileAction::Final)
+            spdlog::info("reconcile: run {}: {}{}", line.run, to_string(line.action),
+                         line.detail.empty() ? "" : ": " + line.detail);
+          pass->lines.push_back(std::move(line));
+          finish_one();
+        });
+  }
+  finish_one();
+}
+
+void Reconciler::one(const std::string& run, std::function<void(ReconcileLine)> done) {
+  auto record = deps_.store.load(run);
+  if (!record && record.error().name == store_error::Corrupt)
+    return quarantine_.move_aside(run, [run, done, why = record.error().message](std::string moved) {
+      done({run, ReconcileAction::Quarantined, why + "; moved to " + moved});
+    });
+  if (!record) return done({run, ReconcileAction::Skipped, record.error().message});
+  if (!*record) return done({run, ReconcileAction::Skipped, "no lifecycle.json"});
+  Record rec = std::move(**record);
+  switch (rec.state) {
+    case RunState::Reaped: return done({run, ReconcileAction::Final, ""});
+    case RunState::Reaping: return reap(std::move(rec), "its reap had not finished", done);
+    default: break;
+  }
+  if (rec.boot_id != deps_.boot_id) return reap(std::move(rec), "recorded in another boot", done);
+  if (OwnerReaps::owned(rec) && !deps_.owners.alive(rec.owner)) {
+    std::string why = describe(rec.owner) + " is gone";
+    return reap(std::move(rec), why, done);
+  }
+  unfinished(std::move(rec), done);
+}
+
+void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done) {
+  const std::string run = rec.run;
+  if (rec.state == RunState::Running) {
+    // A run without a known owner is treated like --keep: only an explicit reap ends it.
+    if (!OwnerReaps::owned(rec))
+      return done({run, ReconcileAction::Kept,
+                   rec.keep ? "launched with --keep; reap it explicitly" : "it has no known owner; reap it explicitly"});
+    owner_reaps_.watch(rec);
+    return done({run, ReconcileAction::Adopted, describe(rec.owner) + " is alive; watching it"});
+  }
+  // launching or failed, owner alive: that attempt never ran its command. Clean its scope, if any, but
+  // do not fence: the engine may launch the run again.
+  launches_.clean_attempt(rec, [done, run, attempt = rec.attempt](Receipt r) {
+    done({run, ReconcileAction::Cleaned, "attempt " + std::to_string(attempt) + " never started its command: " +
+                                             to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
+  });
+}
+
+void Reconciler::reap(Record record, std::string why, std::function<void(ReconcileLine)> done) {
+  std::string run = record.run;
+  reaps_.reap_record(std::move(record), 0, 0, [done, run, why](Result<Receipt> r) {
+    if (!r) return done({run, ReconcileAction::Reaped, why + "; " + r.error().message});
+    done({run, ReconcileAction::Reaped,
+          why + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});
+  });
+}
+
+}  // namespace nerve

@@ -1,0 +1,60 @@
+// Reconciliation: every record without a final receipt is looked at once, idempotently, at startup
+// and on `nervectl reconcile`, each within its run's slot (runs are queued at once, so no launch of a
+// run is answered before its line).
+//
+// For each run, in order: unreadable record: quarantined (quarantine.h); reaped: final; reaping: its
+// reap is finished; another boot: reaped (no_scope, nothing signalled); owner gone (and not kept):
+// reaped; running with a live owner: adopted (its owner watched again), or kept when launched with
+// --keep or without a known owner; launching or failed with a live owner: that attempt never ran its
+// command, so its scope is cleaned, without the fence (the engine may launch the run again).
+#pragma once
+
+#include "deps.h"
+#include "final_reap.h"
+#include "launches.h"
+#include "owner_reaps.h"
+#include "quarantine.h"
+#include "run_queue.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+enum class ReconcileAction { Reaped, Adopted, Kept, Cleaned, Final, Quarantined, Skipped };
+// reaped, adopted, kept, cleaned, final, quarantined, skipped: the words of the bus API.
+std::string to_string(ReconcileAction action);
+
+// One line of a reconciliation pass: what was done for one run ("" for a folder entry skipped).
+struct ReconcileLine {
+  std::string run;
+  ReconcileAction action;
+  std::string detail;  // the outcome and its reason, or why nothing was done
+};
+
+class Reconciler {
+ public:
+  Reconciler(Deps& deps, RunQueue& queue, Quarantine& quarantine, FinalReaps& reaps, OwnerReaps& owner_reaps,
+             Launches& launches)
+      : deps_(deps), queue_(queue), quarantine_(quarantine), reaps_(reaps), owner_reaps_(owner_reaps),
+        launches_(launches) {}
+
+  // One pass over every run; 'done' gets its lines once every run's line is in.
+  void pass(std::function<void(std::vector<ReconcileLine>)> done);
+
+ private:
+  // With the run's slot held.
+  void one(const std::string& run, std::function<void(ReconcileLine)> done);
+  void unfinished(Record record, std::function<void(ReconcileLine)> done);
+  void reap(Record record, std::string why, std::function<void(ReconcileLine)> done);
+
+  Deps& deps_;
+  RunQueue& queue_;
+  Quarantine& quarantine_;
+  FinalReaps& reaps_;
+  OwnerReaps& owner_reaps_;
+  Launches& launches_;
+};
+
+}  // namespace nerve

@@ -1,0 +1,85 @@
+#include "run_queries.h"
+
+#include "errors.h"
+#include "run_id.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace nerve {
+
+using nlohmann::json;
+
+namespace {
+// What the cgroup tree says of the record's cgroup, if it is still the recorded one.
+void add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
+  if (record.cgroup.empty()) return;
+  auto id = cgroups.id(record.cgroup);
+  if (!id || *id != record.cgroup_id) return;
+  auto populated = cgroups.populated(record.cgroup);
+  live["populated"] = !populated || *populated;  // unreadable is not known to be empty
+  live["pids"] = cgroups.pids(record.cgroup);
+}
+}  // namespace
+
+void RunQueries::status_json(const std::string& run, Done<std::string> done) {
+  if (auto valid = check_run_id(run); !valid) return done(valid.error());
+  auto record = records_.load_existing(run);
+  if (!record) return done(record.error());
+  json out;
+  out["record"] = json::parse(to_json_text(*record));
+  out["receipt"] = nullptr;
+  if (auto r = deps_.store.load_receipt(run); !r)
+    out["receipt_error"] = r.error().message;
+  else if (*r)
+    out["receipt"] = json::parse(to_json_text(**r));
+  json live = {{"known", false}, {"active_state", ""}, {"ours", false}, {"populated", false}, {"pids", json::array()}};
+  if (record->boot_id != deps_.boot_id || record->unit.empty()) {
+    out["live"] = live;
+    return done(out.dump());
+  }
+  deps_.systemd.lookup(record->unit, [this, rec = *record, out, live, done](Result<UnitState> l) mutable {
+    if (l) {
+      live["known"] = true;
+      live["active_state"] = l->active_state;
+      live["ours"] = !rec.invocation_id.empty() && l->invocation_id == rec.invocation_id;
+    } else if (!is_no_such_unit(l.error())) {
+      live["error"] = l.error().message;
+    }
+    add_cgroup_state(rec, deps_.cgroups, live);
+    out["live"] = live;
+    done(out.dump());
+  });
+}
+
+Result<std::vector<RunSummary>> RunQueries::list() {
+  std::vector<std::string> skipped;
+  auto runs = deps_.store.runs(&skipped);
+  if (!runs) return Error{error::RecordFailed, "cannot list the runs folder: " + runs.error().message};
+  std::vector<RunSummary> out;
+  for (const auto& run : *runs) {
+    RunSummary s{run, "", "", ""};
+    auto record = deps_.store.load(run);
+    auto receipt = deps_.store.load_receipt(run);
+    if (!record || !receipt) {
+      s.state = "unreadable";
+      spdlog::warn("run {}: {}, ignoring", run, (!record ? record.error() : receipt.error()).message);
+    } else {
+      s.state = *record ? to_string((*record)->state) : "empty";
+      if (*record) s.unit = (*record)->unit;
+      if (*receipt) s.outcome = to_string((*receipt)->outcome);
+    }
+    out.push_back(std::move(s));
+  }
+  for (const auto& why : skipped) spdlog::warn("runs folder: {}, ignoring", why);
+  return out;
+}
+
+Result<void> RunQueries::exists(const std::string& run) {
+  if (auto valid = check_run_id(run); !valid) return valid;
+  auto record = records_.load_existing(run);
+  if (!record) return record.error();
+  return {};
+}
+
+}  // namespace nerve

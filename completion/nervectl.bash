@@ -5,15 +5,17 @@
 # tests/check-completion.sh (ctest completion) fails when a verb or an option of `nervectl --help` is
 # missing here.
 
-_nervectl_verbs='launch reap status list reconcile forget sealing'
+_nervectl_verbs='launch reap status list reconcile forget events doctor sealing'
 declare -A _nervectl_options=(
     [launch]='--wait --grace --keep --sealed --help'
     [reap]='--grace --json --help'
     [status]='--json --help'
-    [list]='--json --help'
+    [list]='--json --no-legend --help'
     [reconcile]='--json --help'
     [forget]='--help'
     [sealing]='--json --help'
+    [events]='--json --help'
+    [doctor]='--json --help'
 )
 # Options that take a value (nothing to complete for it).
 _nervectl_valued='--grace'
@@ -53,7 +55,8 @@ _nervectl() {
             fi
             return 0
         fi
-        [[ $w == -* ]] && continue
+        [[ $w == -* || $w == = ]] && continue
+        [[ ${COMP_WORDS[i-1]} == = ]] && continue  # the value of --json=MODE (bash splits at '=')
         [[ " $_nervectl_valued " == *" ${COMP_WORDS[i-1]} "* ]] && continue
         positional=$(( positional + 1 ))
     done
@@ -64,6 +67,12 @@ _nervectl() {
     fi
     [[ -n ${_nervectl_options[$verb]+set} ]] || return 0
     if [[ " $_nervectl_valued " == *" $prev "* ]]; then
+        return 0
+    fi
+    # --json=MODE, as systemctl. bash splits the word at '=' (COMP_WORDBREAKS): "--json" "=" "MODE".
+    if [[ $prev == = && ${COMP_WORDS[COMP_CWORD-2]} == --json ]] || [[ $cur == = && $prev == --json ]]; then
+        [[ $cur == = ]] && cur=''
+        mapfile -t COMPREPLY < <(compgen -W "short pretty off" -- "$cur")
         return 0
     fi
     if [[ $cur == -* ]]; then

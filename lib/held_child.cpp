@@ -7,8 +7,6 @@
 
 namespace nerve {
 
-int exec_failure_exit_code(int err) { return err == ENOENT ? 127 : 126; }
-
 bool await_word(int go, char word) {
   char c = 0;
   ssize_t n;

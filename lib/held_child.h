@@ -12,6 +12,7 @@
 // The child's side (await_word, exit_step_failed) is async-signal-safe: no allocation, no locks.
 #pragma once
 
+#include "conventions.h"
 #include "fd.h"
 
 #include <sys/types.h>
@@ -23,9 +24,6 @@ namespace nerve {
 
 inline constexpr char kWordExec = 'X';
 inline constexpr int kHeldChildCancelled = 125;
-
-// The exit code of a command that could not be executed: 127 when it was not found, else 126.
-int exec_failure_exit_code(int err);
 
 // The parent's ends of a held child's pipes.
 struct HeldPipes {

@@ -11,7 +11,9 @@
 #   - "nervectl VERB --grace <TAB>" offers nothing (a value);
 #   - run ids come from a runs folder made here ($XDG_STATE_HOME/nerve/runs): reap/status offer every
 #     run, forget only the reaped one; .quarantine and folders without a record are not offered;
-#   - after "launch RUN --" the command is completed from PATH.
+#   - after "launch RUN --" the command is completed from PATH;
+#   - "--json=<TAB>" (which bash splits into "--json" "=" "") offers the modes short, pretty and off,
+#     and a run id is still completed after it.
 # Exit 0 all good; 1 a mismatch (one line each); 2 bad usage.
 set -u
 (( $# == 2 )) || { echo "usage: check-completion.sh NERVECTL COMPLETION_FILE" >&2; exit 2; }
@@ -85,6 +87,9 @@ offers nervectl status build-1 "" ::
 offers nervectl launch --wait build-1 "" :: --
 offers nervectl launch build-1 -- bas :: $(compgen -c -- bas)
 offers nervectl list "" ::
+offers nervectl list --json = "" :: short pretty off
+offers nervectl list --json = p :: pretty
+offers nervectl status --json = short "" :: build-1 old.2
 (( failures == 0 )) || { echo "completion: FAILED: $failures problem(s)"; exit 1; }
 echo "completion: ${#verbs[@]} verbs, their options and run ids complete as nervectl says"
 ' check-completion "$completion"

@@ -41,10 +41,11 @@ def help_text(argv):
 
 
 def option_lines(text):
-    """Options of the lines that start with spaces and an option: "  -h,--help  ...", "  --runs-dir DIR"."""
+    """Options of the lines that start with spaces and an option: "  -h,--help  ...", "  --runs-dir DIR",
+    "  --json[=MODE]  ..." (an optional value glued on with "=")."""
     found = set()
     for line in text.splitlines():
-        m = re.match(r"^\s+(-[-\w, ]*?)(\s{2,}|\s+[A-Z<]|$)", line)
+        m = re.match(r"^\s+(-[-\w, ]*?)(\[?=|\s{2,}|\s+[A-Z<]|$)", line)
         if m:
             found.update(o for o in OPTION.findall(m.group(1)) if o.startswith("--"))
     return found

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "nerve_version.h"
 #include "cli_parse.h"
+#include "conventions.h"
 #include "run_id.h"
 
 #include <algorithm>
@@ -21,7 +22,7 @@ struct UsageError {
 struct OptionText {
   Opt opt;
   const char* name;
-  const char* value;  // nullptr for a flag
+  const char* value;  // nullptr for a flag; "[=X]" for a flag that may take a value (--json=MODE)
   const char* help;
 };
 
@@ -36,8 +37,24 @@ const OptionText kOptions[] = {
     {Opt::Sealed, "--sealed", nullptr,
      "start CMD in a cgroup namespace rooted at its scope, which it cannot leave by itself; refused where "
      "the host cannot seal (see the verb sealing)"},
-    {Opt::Json, "--json", nullptr, "print the answer as one line of JSON"},
+    {Opt::Json, "--json", "[=MODE]",
+     "print the answer as JSON: MODE short (one line; plain --json), pretty (indented) or off (as without "
+     "--json)"},
+    {Opt::NoLegend, "--no-legend", nullptr, "print neither the column headers nor the closing count"},
 };
+
+// "--grace SECONDS", "--json[=MODE]", "--wait".
+std::string option_usage(const OptionText& t) {
+  if (!t.value) return t.name;
+  return std::string(t.name) + (t.value[0] == '[' ? "" : " ") + t.value;
+}
+
+JsonMode parse_json_mode(const std::string& text) {
+  if (text == "short") return kJsonShort;
+  if (text == "pretty") return kJsonPretty;
+  if (text == "off") return kJsonOff;
+  throw UsageError{"--json takes short, pretty or off, not " + quote_value(text)};
+}
 
 const OptionText& text_of(Opt opt) {
   return *std::find_if(std::begin(kOptions), std::end(kOptions), [&](const OptionText& t) { return t.opt == opt; });
@@ -64,7 +81,7 @@ std::uint64_t parse_grace(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   double s = std::strtod(text.c_str(), &end);
-  if (errno || end == text.c_str() || *end || !(s > 0) || s > 3600)
+  if (errno || end == text.c_str() || *end || !(s > 0) || s > kMaxGraceUsec / 1e6)
     throw UsageError{"--grace takes seconds, more than 0 and at most 3600, not " + quote_value(text)};
   return static_cast<std::uint64_t>(s * 1e6);
 }
@@ -78,8 +95,10 @@ std::string checked_run(const std::string& run) {
 struct Raw {
   std::string grace;
   std::string run;
+  std::string json;
   CLI::Option* grace_opt = nullptr;
   CLI::Option* run_opt = nullptr;
+  CLI::Option* json_opt = nullptr;
 };
 
 void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
@@ -91,7 +110,8 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Wait) sub->add_flag(t.name, a.wait, t.help);
     if (o == Opt::Keep) sub->add_flag(t.name, a.keep, t.help);
     if (o == Opt::Sealed) sub->add_flag(t.name, a.sealed, t.help);
-    if (o == Opt::Json) sub->add_flag(t.name, a.json, t.help);
+    if (o == Opt::Json) raw.json_opt = sub->add_flag("--json{short}", raw.json, t.help);  // --json=MODE too
+    if (o == Opt::NoLegend) sub->add_flag(t.name, a.no_legend, t.help);
   }
   if (verb.operands != Operands::None) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
 }
@@ -110,6 +130,7 @@ void finish(const Verb& verb, CLI::App& sub, VerbArgs& a, Raw& raw, bool separat
   if (verb.operands != Operands::None && !has_run) throw UsageError{"missing RUN"};
   if (has_run) a.run = checked_run(raw.run);
   if (raw.grace_opt && raw.grace_opt->count() > 0) a.grace_usec = parse_grace(raw.grace);
+  if (raw.json_opt && raw.json_opt->count() > 0) a.json = parse_json_mode(raw.json);
   if (verb.operands == Operands::RunAndCommand && (!separator || a.cmd.empty()))
     throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
 }
@@ -161,8 +182,7 @@ Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
 std::string synopsis(const Verb& verb) {
   std::string s = verb.name;
   for (Opt o : verb.options) {
-    const OptionText& t = text_of(o);
-    s += std::string(" [") + t.name + (t.value ? std::string(" ") + t.value : "") + "]";
+    s += " [" + option_usage(text_of(o)) + "]";
   }
   return s + operands_text(verb.operands);
 }
@@ -181,15 +201,16 @@ std::string help_text() {
   }
   return s +
          "\nRun 'nervectl VERB --help' for the options of a verb.\n\n"
-         "Exit codes: 0 ok, 1 error from nerved (reap: refused), 2 usage, 69 nerved or the bus\n"
-         "unreachable, 75 reap pending retry, 125 launch: the command was not started.\n";
+         "Exit codes: 0 ok, 1 error from nerved (reap: refused; doctor: a check failed), 2 usage,\n"
+         "3 status: not running, 4 status: no such run, 69 nerved or the bus unreachable,\n"
+         "75 reap pending retry, 125 launch: the command was not started.\n";
 }
 
 std::string verb_help_text(const Verb& verb) {
   std::string s = "Usage: nervectl " + synopsis(verb) + "\n\n" + verb.summary + ".\n\nOptions:\n";
   for (Opt o : verb.options) {
     const OptionText& t = text_of(o);
-    std::string left = std::string(t.name) + (t.value ? std::string(" ") + t.value : "");
+    std::string left = option_usage(t);
     s += "  " + left + std::string(left.size() < 17 ? 17 - left.size() : 1, ' ') + t.help + "\n";
   }
   return s + "  -h, --help       print this help and exit\n";

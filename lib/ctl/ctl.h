@@ -1,10 +1,14 @@
 // nervectl: a table of verbs, each one bus call to nerved plus formatting (verbs.cpp). It holds no
 // logic nerved has; the run-id check here is only a convenience, nerved checks again.
 //
-// Exit codes: 0 success; 1 nerved answered with an error (or reap: refused); 2 usage; 69 nerved or
-// the bus cannot be reached; 75 reap: pending_retry; 125 launch: the command was not started.
+// Exit codes: 0 success; 1 nerved answered with an error (or reap: refused; doctor: a required check
+// failed); 2 usage; 3 status: the run is not running; 4 status: no such run (3 and 4 as LSB and
+// systemctl status); 69 nerved or the bus cannot be reached; 75 reap: pending_retry; 125 launch: the
+// command was not started.
 // After a successful launch, nervectl is the command (exec in place), so its exit code is the command's.
 #pragma once
+
+#include "conventions.h"
 
 #include <cstdint>
 #include <functional>
@@ -20,16 +24,11 @@ namespace nerve::ctl {
 
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNotRunning = 3;
+inline constexpr int kExitNoSuchRun = 4;
 inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitRetry = 75;
 inline constexpr int kExitNotLaunched = 125;
-
-// A call that may wait for a reap allows for its grace (0: the default, 10 s) plus a minute.
-inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
-inline constexpr std::uint64_t kReapCallMarginUsec = 60'000'000;
-inline std::uint64_t reap_call_timeout_usec(std::uint64_t grace_usec) {
-  return (grace_usec ? grace_usec : kDefaultGraceUsec) + kReapCallMarginUsec;
-}
 
 class Client;  // the generated proxy on a session bus connection (verbs.cpp)
 
@@ -49,7 +48,10 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Sealed, Json };
+enum class Opt { Wait, Grace, Keep, Sealed, Json, NoLegend };
+
+// --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
+enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
 
 // What a verb takes after its options: nothing, a run id, or a run id, "--" and a command.
 enum class Operands { None, Run, RunAndCommand };
@@ -61,7 +63,8 @@ struct VerbArgs {
   bool wait = false;
   bool keep = false;
   bool sealed = false;
-  bool json = false;
+  JsonMode json = kJsonOff;
+  bool no_legend = false;  // list: no header, no "N runs listed." line
   std::vector<std::string> cmd;
 };
 

@@ -1,9 +1,14 @@
 // The verbs of nervectl: each gets its checked arguments (args.cpp), makes one bus call, and formats the answer.
 #include "client.h"
 #include "ctl.h"
+#include "doctor.h"
+#include "events.h"
 #include "exec_command.h"
+#include "output.h"
 #include "supervise.h"
 
+#include "conventions.h"
+#include "errors.h"
 #include "held_child.h"
 #include "host.h"
 #include "sealing.h"
@@ -12,6 +17,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -82,7 +88,7 @@ int reap(Context& ctx, const VerbArgs& a) {
   auto [outcome, receipt_text] = ctx.client().Reap(run, grace);
   json r = json::parse(receipt_text);
   if (a.json) {
-    std::printf("%s\n", r.dump().c_str());
+    print_json(r, a.json);
   } else {
     std::printf("run %s: %s\n", run.c_str(), outcome.c_str());
     std::printf("  unit:          %s\n", r.value("unit", "").c_str());
@@ -96,13 +102,18 @@ int reap(Context& ctx, const VerbArgs& a) {
   return kExitError;
 }
 
-int status(Context& ctx, const VerbArgs& a) {
-  const std::string& run = a.run;
-  json s = json::parse(ctx.client().GetRun(run));
-  if (a.json) {
-    std::printf("%s\n", s.dump().c_str());
-    return 0;
+// GetRun's answer, or nullopt (and the message on stderr) when nerved knows no such run.
+std::optional<json> get_run(Context& ctx, const char* verb, const std::string& run) {
+  try {
+    return json::parse(ctx.client().GetRun(run));
+  } catch (const sdbus::Error& e) {
+    if (e.getName() != error::NoSuchRun) throw;
+    std::fprintf(stderr, "nervectl %s: %s [%s]\n", verb, e.getMessage().c_str(), e.getName().c_str());
+    return std::nullopt;
   }
+}
+
+void print_status(const std::string& run, const json& s) {
   const json& rec = s["record"];
   const json& live = s["live"];
   std::printf("run %s (attempt %u): %s\n", run.c_str(), rec.value("attempt", 0u), rec.value("state", "").c_str());
@@ -119,32 +130,111 @@ int status(Context& ctx, const VerbArgs& a) {
   if (s["receipt"].is_object())
     std::printf("  receipt:       %s%s\n", s["receipt"].value("outcome", "").c_str(),
                 s["receipt"].value("error", "").empty() ? "" : (" (" + s["receipt"].value("error", "") + ")").c_str());
-  return 0;
+}
+
+// Running as systemctl means it: the record says running and the scope is live, ours and active.
+bool is_running(const json& s) {
+  const json& live = s["live"];
+  return s["record"].value("state", "") == "running" && live.value("known", false) && live.value("ours", false) &&
+         live.value("active_state", "") == "active";
+}
+
+// Exit codes as LSB and systemctl status: 0 running, 3 not running (any other state, or its scope is
+// gone), 4 no such run.
+int status(Context& ctx, const VerbArgs& a) {
+  auto s = get_run(ctx, "status", a.run);
+  if (!s) return kExitNoSuchRun;
+  if (a.json)
+    print_json(*s, a.json);
+  else
+    print_status(a.run, *s);
+  return is_running(*s) ? 0 : kExitNotRunning;
+}
+
+// One line of `list`: ListRuns' fields, and from GetRun the live processes and the creation time.
+struct RunRow {
+  std::string run, state, unit, outcome, created_at;
+  std::optional<std::size_t> processes;  // nullopt: GetRun failed (the run went away between the calls)
+};
+
+std::vector<RunRow> list_rows(Context& ctx) {
+  std::vector<RunRow> rows;
+  for (auto& r : ctx.client().ListRuns()) {
+    RunRow row{r.get<0>(), r.get<1>(), r.get<2>(), r.get<3>(), "", std::nullopt};
+    try {
+      json s = json::parse(ctx.client().GetRun(row.run));
+      row.created_at = s["record"].value("created_at", "");
+      row.processes = s["live"].value("pids", json::array()).size();
+    } catch (const sdbus::Error& e) {
+      // Forgotten meanwhile, or its record unreadable now: listed without live facts.
+      if (e.getName().rfind(error::kPrefix, 0) != 0) throw;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Colour state_colour(const std::string& state) {
+  if (state == "running") return Colour::Green;
+  if (state == "failed") return Colour::Red;
+  if (state == "launching" || state == "reaping") return Colour::Yellow;
+  return Colour::None;
+}
+
+Colour outcome_colour(const std::string& outcome) {
+  if (outcome == "refused") return Colour::Red;
+  if (outcome == "pending_retry") return Colour::Yellow;
+  return Colour::None;
+}
+
+std::string age_of(const std::string& created_at) {
+  auto t = parse_rfc3339(created_at);
+  if (!t) return "-";
+  return format_age(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() - *t));
+}
+
+void print_list_table(const std::vector<RunRow>& rows, bool legend) {
+  std::vector<std::vector<Cell>> cells;
+  for (const auto& r : rows)
+    cells.push_back({{r.run},
+                     {r.state, state_colour(r.state)},
+                     {r.unit},
+                     {r.processes ? std::to_string(*r.processes) : "-"},
+                     {age_of(r.created_at)},
+                     {r.outcome.empty() ? "-" : r.outcome, outcome_colour(r.outcome)}});
+  std::vector<std::string> header;
+  if (legend) header = {"RUN", "STATE", "UNIT", "PROCESSES", "AGE", "OUTCOME"};
+  std::fputs(format_table(header, cells, colour_wanted(stdout)).c_str(), stdout);
+  if (legend) std::printf("\n%zu %s listed.\n", rows.size(), rows.size() == 1 ? "run" : "runs");
 }
 
 int list(Context& ctx, const VerbArgs& a) {
-  auto runs = ctx.client().ListRuns();
+  std::vector<RunRow> rows = list_rows(ctx);
   if (a.json) {
     json out = json::array();
-    for (auto& r : runs)
-      out.push_back({{"run", r.get<0>()}, {"state", r.get<1>()}, {"unit", r.get<2>()}, {"outcome", r.get<3>()}});
-    std::printf("%s\n", out.dump().c_str());
-    return 0;
+    for (auto& r : rows)
+      out.push_back({{"run", r.run},
+                     {"state", r.state},
+                     {"unit", r.unit},
+                     {"processes", r.processes ? json(*r.processes) : json(nullptr)},
+                     {"created_at", r.created_at},
+                     {"outcome", r.outcome}});
+    print_json(out, a.json);
+  } else if (rows.empty()) {
+    if (!a.no_legend) std::printf("No runs.\n");
+  } else {
+    print_list_table(rows, !a.no_legend);
   }
-  std::printf("%-32s %-10s %-14s %s\n", "RUN", "STATE", "OUTCOME", "UNIT");
-  for (auto& r : runs)
-    std::printf("%-32s %-10s %-14s %s\n", r.get<0>().c_str(), r.get<1>().c_str(),
-                r.get<3>().empty() ? "-" : r.get<3>().c_str(), r.get<2>().c_str());
   return 0;
 }
 
 int reconcile(Context& ctx, const VerbArgs& a) {
-  ctx.set_call_timeout_usec(3600ull * 1'000'000);  // a pass may include reaps, each up to its grace
+  ctx.set_call_timeout_usec(kMaxGraceUsec);  // a pass may include reaps, each up to its grace
   auto lines = ctx.client().Reconcile();
   if (a.json) {
     json out = json::array();
     for (auto& l : lines) out.push_back({{"run", l.get<0>()}, {"action", l.get<1>()}, {"detail", l.get<2>()}});
-    std::printf("%s\n", out.dump().c_str());
+    print_json(out, a.json);
     return 0;
   }
   for (auto& l : lines)
@@ -162,7 +252,7 @@ int sealing(Context& ctx, const VerbArgs& a) {
   bool available = ctx.client().SealingAvailable();
   std::string detail = ctx.client().SealingDetail();
   if (a.json)
-    std::printf("%s\n", json{{"available", available}, {"detail", detail}}.dump().c_str());
+    print_json({{"available", available}, {"detail", detail}}, a.json);
   else
     std::printf("sealing: %s\n  %s\n", available ? "available" : "unavailable", detail.c_str());
   return available ? 0 : kExitError;
@@ -176,13 +266,19 @@ const std::vector<Verb>& verbs() {
        {Opt::Wait, Opt::Grace, Opt::Keep, Opt::Sealed}, Operands::RunAndCommand, launch},
       {"reap", "stop RUN's scope, confirm it is empty, print the receipt", {Opt::Grace, Opt::Json}, Operands::Run,
        reap},
-      {"status", "show RUN's record and its live state", {Opt::Json}, Operands::Run, status},
-      {"list", "list the runs and their states", {Opt::Json}, Operands::None, list},
+      {"status", "show RUN's record and its live state; exit 0 if it is running, 3 if not, 4 if unknown",
+       {Opt::Json}, Operands::Run, status},
+      {"list", "list the runs: state, unit, live processes, age, outcome", {Opt::Json, Opt::NoLegend},
+       Operands::None, list},
       {"reconcile", "look at every unfinished run now, as nerved does at startup", {Opt::Json}, Operands::None,
        reconcile},
       {"forget", "remove a reaped run's files so its id can be used again", {}, Operands::Run, forget},
       {"sealing", "say whether runs can be sealed on this host (launch --sealed; docs/sealing.md); exit 1 if not",
        {Opt::Json}, Operands::None, sealing},
+      {"events", "follow nerved's signals live, one line per event (JSON lines with --json) until interrupted",
+       {Opt::Json}, Operands::None, events},
+      {"doctor", "check what nerve needs on this host, one line per check; exit 0 if every required one passes",
+       {Opt::Json}, Operands::None, doctor},
   };
   return table;
 }

@@ -367,7 +367,12 @@ TEST_F(ALaunchRacingTheFinalReap, NeverLeavesAScopeOrAProcessAfterTheReceipt) {
 
 // ---- 3. a user manager that does not answer -------------------------------------------------------
 
-class AReapWhileTheUserManagerDoesNotAnswer : public CrashSafety {};
+// nerved's queries to the user manager time out after 1 s here (5 s by default) and its first retry
+// comes after 0.1 s (1 s by default), so the test waits for neither at full length.
+class AReapWhileTheUserManagerDoesNotAnswer : public CrashSafety {
+ protected:
+  AReapWhileTheUserManagerDoesNotAnswer() { nerved_args_ = {"--systemd-timeout", "1000", "--retry-first", "100"}; }
+};
 
 TEST_F(AReapWhileTheUserManagerDoesNotAnswer, IsPendingRetryAndCompletesOnceTheManagerAnswersAgain) {
   auto pids = launch_with_markers("r1", "markers");
@@ -384,7 +389,7 @@ TEST_F(AReapWhileTheUserManagerDoesNotAnswer, IsPendingRetryAndCompletesOnceTheM
   Output reap = ctl({"reap", "r1"}, {}, 60'000ms);
   EXPECT_EQ(reap.exit_code, 75) << "a failed systemd query must give pending_retry\n" << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run r1: pending_retry"));
-  EXPECT_GE(reap.took, 4000ms) << "nerved's query timeout is 5 s";
+  EXPECT_GE(reap.took, 900ms) << "nerved's query timeout is 1 s here (--systemd-timeout 1000)";
   EXPECT_LT(reap.took, 30'000ms);
   Receipt pending = receipt("r1");
   EXPECT_EQ(to_string(pending.outcome), "pending_retry");
@@ -403,7 +408,7 @@ TEST_F(AReapWhileTheUserManagerDoesNotAnswer, IsPendingRetryAndCompletesOnceTheM
   // The record follows its receipt (docs/records.md: receipt.json, then "reaped").
   EXPECT_TRUE(eventually([&] { return to_string(record("r1").state) == "reaped"; }, 2000ms))
       << to_string(record("r1").state);
-  EXPECT_THAT(nerved_log(), HasSubstr("run r1: reap pending; next try in 1000 ms"));
+  EXPECT_THAT(nerved_log(), HasSubstr("run r1: reap pending; next try in 100 ms"));
   Output again = ctl({"reap", "r1"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_THAT(again.out, HasSubstr("run r1: complete"));
@@ -588,6 +593,9 @@ TEST_F(ARunFolderThatIsNotARunsOwn, IsSkippedAndReportedAndNothingOutsideTheRuns
 
 class ARunsFolderThatCannotBeWritten : public CrashSafety {
  protected:
+  // Once there is space again, nerved's retry comes after 0.1 s (1 s by default).
+  ARunsFolderThatCannotBeWritten() { nerved_args_ = {"--retry-first", "100"}; }
+
   // A 64 KiB tmpfs (private to the harness's mount namespace) holding the runs folder; nerved is
   // restarted on it.
   void mount_small_runs_folder() {

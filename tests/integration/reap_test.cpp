@@ -98,7 +98,7 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   EXPECT_EQ(unit_property(rec.unit, "ActiveState"), "active");
   EXPECT_EQ(unit_property(rec.unit, "InvocationID"), other_invocation);
   Output status = ctl({"status", "r1"});
-  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.exit_code, 3) << "the refused run is final, so not running: " << status.err;
   EXPECT_THAT(status.out, HasSubstr("not ours"));
 }
 

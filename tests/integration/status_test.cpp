@@ -1,4 +1,5 @@
-// `nervectl status` and `nervectl list` on a live run, and after its reap.
+// `nervectl status` and `nervectl list` on a live run, and after its reap (their formats and exit
+// codes in detail: ctl_conventions_test.cpp).
 #include "nerved_fixture.h"
 
 #include <gmock/gmock.h>
@@ -14,6 +15,19 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 class StatusAndList : public NervedTest {};
+
+// The one entry of `list --json` (fields run, state, unit, processes, created_at, outcome), checked.
+void expect_single_listed(const json& list, const std::string& state, const std::string& unit, std::size_t processes,
+                          const std::string& outcome, const std::string& created_at) {
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  const json& r = list[0];
+  EXPECT_EQ(r["run"], "r1");
+  EXPECT_EQ(r["state"], state);
+  EXPECT_EQ(r["unit"], unit);
+  EXPECT_EQ(r["processes"], processes) << r.dump();
+  EXPECT_EQ(r["created_at"], created_at);
+  EXPECT_EQ(r["outcome"], outcome);
+}
 
 std::set<pid_t> pid_set(const json& pids) {
   std::set<pid_t> out;
@@ -52,14 +66,13 @@ TEST_F(StatusAndList, ShowTheLivePidsOfARunningRunAndItsReceiptAfterTheReap) {
 
   Output list = ctl({"list", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.out << list.err;
-  EXPECT_EQ(json::parse(list.out),
-            json::parse(R"([{"run": "r1", "state": "running", "unit": ")" + rec.unit + R"(", "outcome": ""}])"));
+  expect_single_listed(json::parse(list.out), "running", rec.unit, 4, "", rec.created_at);
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   ASSERT_EQ(reap.exit_code, 0) << reap.out << reap.err;
 
   status = ctl({"status", "--json", "r1"});
-  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  ASSERT_EQ(status.exit_code, 3) << "not running, as LSB: " << status.out << status.err;
   s = json::parse(status.out);
   EXPECT_EQ(s["record"]["state"], "reaped");
   ASSERT_TRUE(s["receipt"].is_object()) << status.out;
@@ -69,18 +82,20 @@ TEST_F(StatusAndList, ShowTheLivePidsOfARunningRunAndItsReceiptAfterTheReap) {
 
   list = ctl({"list", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.out << list.err;
-  EXPECT_EQ(json::parse(list.out),
-            json::parse(R"([{"run": "r1", "state": "reaped", "unit": ")" + rec.unit + R"(", "outcome": "complete"}])"));
+  expect_single_listed(json::parse(list.out), "reaped", rec.unit, 0, "complete", rec.created_at);
 }
 
 TEST_F(StatusAndList, OfAnUnknownRunAndAnEmptyRunsFolder) {
   Output status = ctl({"status", "nope"});
-  EXPECT_EQ(status.exit_code, 1) << status.out << status.err;
+  EXPECT_EQ(status.exit_code, 4) << "no such run, as LSB: " << status.out << status.err;
   EXPECT_THAT(status.err, HasSubstr("org.nerve.Lifecycle1.Error.NoSuchRun"));
   EXPECT_THAT(status.err, HasSubstr("'nope'"));
   Output list = ctl({"list", "--json"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(json::parse(list.out), json::array());
+  Output human = ctl({"list"});
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_EQ(human.out, "No runs.\n");
 }
 
 }  // namespace

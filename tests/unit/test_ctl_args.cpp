@@ -79,15 +79,17 @@ TEST(NervectlArgs, StatusListReconcileAndForgetParse) {
   struct Case {
     std::vector<std::string> args;
     std::string run;
-    bool json;
+    JsonMode json;
   };
-  for (const Case& c : std::vector<Case>{{{"status", "--json", "r1"}, "r1", true},
-                                         {{"status", "r1"}, "r1", false},
-                                         {{"list"}, "", false},
-                                         {{"list", "--json"}, "", true},
-                                         {{"reconcile"}, "", false},
-                                         {{"reconcile", "--json"}, "", true},
-                                         {{"forget", "ci:job_7"}, "ci:job_7", false}}) {
+  for (const Case& c : std::vector<Case>{{{"status", "--json", "r1"}, "r1", kJsonShort},
+                                         {{"status", "r1"}, "r1", kJsonOff},
+                                         {{"list"}, "", kJsonOff},
+                                         {{"list", "--json"}, "", kJsonShort},
+                                         {{"reconcile"}, "", kJsonOff},
+                                         {{"reconcile", "--json"}, "", kJsonShort},
+                                         {{"forget", "ci:job_7"}, "ci:job_7", kJsonOff},
+                                         {{"doctor"}, "", kJsonOff},
+                                         {{"events", "--json"}, "", kJsonShort}}) {
     SCOPED_TRACE(::testing::PrintToString(c.args));
     Parsed p = parse(c.args);
     ASSERT_NE(p.verb, nullptr) << p.err;
@@ -95,6 +97,32 @@ TEST(NervectlArgs, StatusListReconcileAndForgetParse) {
     EXPECT_EQ(p.args.run, c.run);
     EXPECT_EQ(p.args.json, c.json);
   }
+}
+
+// As systemctl: --json=pretty|short|off; plain --json (nervectl's older form) is short.
+TEST(NervectlArgs, JsonTakesAModeAfterAnEqualsSign) {
+  for (const auto& [arg, mode] : std::vector<std::pair<std::string, JsonMode>>{
+           {"--json", kJsonShort}, {"--json=short", kJsonShort}, {"--json=pretty", kJsonPretty}, {"--json=off", kJsonOff}}) {
+    SCOPED_TRACE(arg);
+    Parsed p = parse({"status", arg, "r1"});
+    ASSERT_NE(p.verb, nullptr) << p.err;
+    EXPECT_EQ(p.args.json, mode);
+    EXPECT_EQ(p.args.run, "r1");
+  }
+  expect_usage_error({"list", "--json=yaml"}, "--json takes short, pretty or off, not 'yaml'");
+  Parsed q = parse({"status", "--json", "pretty"});  // a mode only after '=': "pretty" is the run id
+  ASSERT_NE(q.verb, nullptr) << q.err;
+  EXPECT_EQ(q.args.run, "pretty");
+  EXPECT_EQ(q.args.json, kJsonShort);
+}
+
+TEST(NervectlArgs, NoLegendIsAnOptionOfList) {
+  Parsed p = parse({"list", "--no-legend", "--json=off"});
+  ASSERT_NE(p.verb, nullptr) << p.err;
+  EXPECT_TRUE(p.args.no_legend);
+  EXPECT_EQ(p.args.json, kJsonOff);
+  EXPECT_FALSE(parse({"list"}).args.no_legend);
+  expect_usage_error({"status", "--no-legend", "r1"}, "unknown option '--no-legend'");
 }
 
 TEST(NervectlArgs, ARunIdThatStartsWithADashIsStillARunId) {
@@ -133,6 +161,8 @@ TEST(NervectlArgs, MissingOrExtraOperandsAreUsageErrors) {
   expect_usage_error({"forget", "r1", "-x"}, "too many arguments");
   expect_usage_error({"list", "r1"}, "too many arguments");
   expect_usage_error({"reconcile", "r1"}, "too many arguments");
+  expect_usage_error({"doctor", "r1"}, "too many arguments");
+  expect_usage_error({"events", "r1"}, "too many arguments");
 }
 
 TEST(NervectlArgs, LaunchNeedsTheSeparatorAndACommand) {
@@ -196,7 +226,9 @@ TEST(NervectlArgs, VerbHelpShowsTheSynopsisAndEveryOption) {
   EXPECT_THAT(launch.out,
               StartsWith("Usage: nervectl launch [--wait] [--grace SECONDS] [--keep] [--sealed] RUN -- CMD [ARG...]\n"));
   EXPECT_THAT(launch.out, HasSubstr("\n  --grace SECONDS  "));
-  EXPECT_THAT(parse({"reap", "-h"}).out, StartsWith("Usage: nervectl reap [--grace SECONDS] [--json] RUN\n"));
+  EXPECT_THAT(parse({"reap", "-h"}).out, StartsWith("Usage: nervectl reap [--grace SECONDS] [--json[=MODE]] RUN\n"));
+  EXPECT_THAT(parse({"list", "-h"}).out, StartsWith("Usage: nervectl list [--json[=MODE]] [--no-legend]\n"));
+  EXPECT_THAT(parse({"list", "-h"}).out, HasSubstr("\n  --json[=MODE]    print the answer as JSON"));
 }
 
 TEST(NervectlArgs, VersionIsTheProjectVersion) {

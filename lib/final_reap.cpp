@@ -64,17 +64,29 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
 }
 
 void FinalReaps::schedule_retry(const Record& record) {
-  Retry& slot = retries_[record.run];
+  log_run(spdlog::level::info, record,
+          "reap pending; next try in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(arm_retry(record.run)).count()) +
+              " ms");
+}
+
+void FinalReaps::retry_later(const std::string& run) {
+  if (auto it = retries_.find(run); it != retries_.end() && it->second.timer) return;
+  auto delay = arm_retry(run);
+  spdlog::info("run {}: final reap failed; next try in {} ms", run,
+               std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+}
+
+Clock::duration FinalReaps::arm_retry(const std::string& run) {
+  Retry& slot = retries_[run];
   slot.delay = slot.delay == Clock::duration::zero() ? retry_first_
                                                      : std::min<Clock::duration>(slot.delay * 2, kRetryMax);
   if (slot.timer) deps_.timers.cancel_timer(slot.timer);
-  log_run(spdlog::level::info, record,
-          "reap pending; next try in " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(slot.delay).count()) + " ms");
-  slot.timer = deps_.timers.add_timer(slot.delay, [this, run = record.run] {
+  slot.timer = deps_.timers.add_timer(slot.delay, [this, run] {
     if (auto it = retries_.find(run); it != retries_.end()) it->second.timer = 0;
     requeue_(run);
   });
+  return slot.delay;
 }
 
 void FinalReaps::cancel_retry(const std::string& run) {

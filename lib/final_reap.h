@@ -37,9 +37,16 @@ class FinalReaps {
   // With the run's slot held: fences 'record' (or closes it, see above) and reaps it.
   void reap_record(Record record, int signal, std::uint64_t grace_usec, Done<Receipt> done);
 
+  // Tries the final reap of 'run' again later (back-off as for pending reaps), unless a try is
+  // already planned: for a reap that failed before its outcome (e.g. the record unreadable for lack
+  // of fds).
+  void retry_later(const std::string& run);
+
  private:
   void reaped(Record record, Receipt receipt, Done<Receipt> done);
   void schedule_retry(const Record& record);
+  // (Re)arms the retry timer of 'run' with the next back-off delay, which it returns.
+  Clock::duration arm_retry(const std::string& run);
   void cancel_retry(const std::string& run);
 
   Deps& deps_;

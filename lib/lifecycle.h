@@ -41,12 +41,18 @@ class Lifecycle {
   }
   // A final reap that first passes 'signal' to every process of the scope (0: StopUnit's TERM).
   void cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done);
-  // A final reap nobody waits for (owner gone, retry, reap on exit); a failure is logged with 'why'.
-  void reap_in_background(const std::string& run, const std::string& why);
+  // A final reap nobody waits for (owner gone, retry, reap on exit); a failure is logged with 'why'
+  // and, unless the run is unknown, tried again later (issue 8 item 1). With 'attempt' (not 0), the
+  // reap is moot (logged, nothing done) when the record is at another attempt at its turn: a relaunch
+  // came between (issue 8 item 2).
+  void reap_in_background(const std::string& run, const std::string& why, unsigned attempt = 0);
   // Every record without a final receipt, once (reconcile.h).
   void reconcile(std::function<void(std::vector<ReconcileLine>)> done);
-  // An attempt whose command never started (launches.h).
-  void abandon(const std::string& run, std::function<void()> done);
+  // Attempt 'attempt' of a run, whose command never started (launches.h); moot at another attempt.
+  // 'done' gets true when the run had become final meanwhile (a Cancel or Reap won the race).
+  void abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done);
+  // RunFinished when the run is final: Launch refuses it before forking anything (issue 8 item 10).
+  Result<void> may_launch(const std::string& run);
   // Removes a final run's files, so its id can be used again.
   Result<void> forget(const std::string& run);
 
@@ -56,6 +62,9 @@ class Lifecycle {
   Result<void> exists(const std::string& run) { return queries_.exists(run); }
 
  private:
+  // Whether a reap or abandon of 'attempt' (0: any) finds the run at another attempt (logged).
+  bool moot(const std::string& run, unsigned attempt, const std::string& why);
+
   Deps deps_;
   RunQueue queue_;
   RunRecords records_;

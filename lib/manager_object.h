@@ -53,6 +53,8 @@ class ManagerObject : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Ma
   LaunchRequest launch_request(const std::string& run, std::vector<std::string> argv, std::vector<std::string> env,
                                std::string cwd, const std::vector<sdbus::UnixFd>& stdio,
                                const std::map<std::string, sdbus::Variant>& options);
+  // AccessDenied unless the current message comes from nerved's own uid.
+  void check_current_caller();
   // Reap and Cancel.
   void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
                   uint64_t grace_usec);

@@ -18,6 +18,7 @@ struct ProcessLauncher::Child {
   HeldChild held;
   ReplyOnce<pid_t> reply;
   std::string report;
+  unsigned attempt = 0;  // from the ContainReply: the reaps this child starts are of that attempt only
   Phase phase = Phase::Containing;
 };
 
@@ -34,6 +35,8 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 }
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
+  // A final run is refused before anything is forked: its exit status stays (issue 8 item 10).
+  if (auto allowed = lifecycle_.may_launch(req.run); !allowed) return done(allowed.error());
   auto c = std::make_shared<Child>();
   try {
     c->held = spawn_held(req.spawn);
@@ -66,6 +69,7 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
     return c->reply(reply.error());  // unless it died first and on_child_exit already answered
   }
   c->phase = Phase::Contained;
+  c->attempt = reply->attempt;
   exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
   if (!release(c->held)) return;  // it died meanwhile; on_child_exit answers
   c->phase = Phase::Released;
@@ -104,12 +108,18 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   bool contained = c->phase != Phase::Containing;
   c->phase = Phase::StartFailed;
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
-  auto reply = [c, why] {
+  auto reply = [c, why](bool final) {
+    // A Cancel or Reap that won the race made the run final: it cannot be launched again, so this is
+    // not ExecFailed ("launch it again") but RunFinished (issue 8 item 12).
+    if (final)
+      return c->reply(Error{error::RunFinished, "run " + quote_value(c->req.run) +
+                                                    " was reaped while its command was starting; the command did "
+                                                    "not start: " + why});
     c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
   };
-  if (!contained) return reply();
+  if (!contained) return reply(false);
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
-  lifecycle_.abandon(c->req.run, reply);
+  lifecycle_.abandon(c->req.run, c->attempt, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -145,7 +155,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit");
+  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", c->attempt);
 }
 
 }  // namespace nerve

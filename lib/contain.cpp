@@ -1,5 +1,6 @@
 #include "contain.h"
 
+#include "defaults.h"
 #include "errors.h"
 #include "fault.h"
 #include "host.h"
@@ -50,11 +51,21 @@ void ContainOp::begin() {
   fault_point("after-intent");
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec,
                  req_.controls.slice, req_.controls.timeout_usec, req_.controls.unit_properties};
+  job_deadline_ = deps_.timers.add_timer(kStartJobTimeout, [self = shared_from_this()] {
+    self->job_deadline_ = 0;
+    self->job_expired_ = true;
+    self->fail(error::ScopeFailed, "the start job of scope " + self->record_.unit + " for run " +
+                                       quote_value(self->record_.run) + " did not finish within " +
+                                       std::to_string(kStartJobTimeout.count()) + " ms; the command was not started");
+  });
   deps_.systemd.start_scope(spec, [self = shared_from_this()](Result<void> job) { self->on_started(job); });
   fault_point("after-start-request");
 }
 
 void ContainOp::on_started(const Result<void>& job) {
+  if (job_expired_) return log_run(spdlog::level::info, record_, "start job ended after its deadline; ignored");
+  if (job_deadline_) deps_.timers.cancel_timer(job_deadline_);
+  job_deadline_ = 0;
   fault_point("after-start");
   if (!job && refused_property(job.error()))
     return fail(error::InvalidProperty, "systemd refused the properties of run " + quote_value(record_.run) + " (" +

@@ -68,6 +68,10 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   Record record_;
   Done<ContainReply> done_;
   bool intent_saved_ = false;
+  // ContainOp's own deadline for the start job (kStartJobTimeout), whatever the Systemd below does:
+  // on expiry ScopeFailed, and a late end of the job is ignored (issue 8 item 13).
+  TimerId job_deadline_ = 0;
+  bool job_expired_ = false;
 };
 
 }  // namespace nerve

@@ -10,6 +10,7 @@
 #include "process_launcher.h"
 #include "pruner.h"
 #include "real_cgroups.h"
+#include "resource_limits.h"
 #include "run_objects.h"
 #include "run_store.h"
 #include "systemd.h"
@@ -112,18 +113,19 @@ struct Nerved {
 
   // Reconciles, owns the bus name, says it is ready, and serves until a signal. The exit code.
   int serve(int ready_fd) {
-    // Reconcile before owning the name: every unfinished run is queued first, so no launch of it can
-    // be answered before its record is looked at (the calls of one run are serialised).
-    lifecycle.reconcile([this](std::vector<ReconcileLine> lines) {
-      log_reconciliation(lines);
-      pruner.start();
-    });
+    // Own the name first: a second nerved started by mistake must exit before it touches any record
+    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
+    // unfinished run is queued, so no launch of a run is answered before its record is looked at.
     try {
       bus->requestName(kBusName);
     } catch (const sdbus::Error& e) {
       spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
       return 1;
     }
+    lifecycle.reconcile([this](std::vector<ReconcileLine> lines) {
+      log_reconciliation(lines);
+      pruner.start();
+    });
     spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,
                  cgroup2.value_or("(none)"));
     systemd.version([](Result<std::string> version) {
@@ -176,6 +178,7 @@ int daemon_main(int argc, char** argv) {
   spdlog::set_pattern(detailed ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
   spdlog::set_level(level);
   if (!opt.config_file.empty()) spdlog::info("configuration: {}", opt.config_file);
+  spdlog::info("{}", raise_fd_limit());
 
   try {
     Fd sigfd = signals_as_fd();

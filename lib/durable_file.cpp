@@ -83,7 +83,12 @@ void write_file_atomic(int dirfd, const std::string& name, std::string_view data
 }
 
 std::optional<std::string> read_file_at(int dirfd, const std::string& name, const std::string& shown) {
-  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // Only regular files are read. A FIFO or device node is refused before it is opened, and the open
+  // itself never blocks (O_NONBLOCK), should one be put there in between; fstat checks again.
+  struct stat pre {};
+  if (::fstatat(dirfd, name.c_str(), &pre, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(pre.st_mode) && !S_ISLNK(pre.st_mode))
+    throw FsError("not a regular file", shown, EINVAL);
+  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd) {
     if (errno == ENOENT) return std::nullopt;
     throw FsError("cannot open", shown, errno);

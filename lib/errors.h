@@ -24,6 +24,8 @@ inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
 inline constexpr const char* InvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
 inline constexpr const char* SealingUnavailable = "org.nerve.Lifecycle1.Error.SealingUnavailable";
+// A fault inside nerved (an exception the handler did not expect): the call did nothing.
+inline constexpr const char* Internal = "org.nerve.Lifecycle1.Error.Internal";
 
 }  // namespace nerve::error
 

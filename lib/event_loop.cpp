@@ -1,6 +1,7 @@
 #include "event_loop.h"
 
 #include <sdbus-c++/IConnection.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 
 #include <cerrno>
@@ -23,19 +24,23 @@ void EventLoop::attach_bus(sdbus::IConnection& bus) {
   bus_events_ = static_cast<std::uint32_t>(pd.events);
   epoll_event ev{};
   ev.events = bus_events_;
-  ev.data.fd = bus_fd_;
+  ev.data.u64 = static_cast<std::uint32_t>(bus_fd_);  // generation 0: the bus
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, bus_fd_, &ev) < 0)
     throw std::system_error(errno, std::generic_category(), "epoll_ctl(bus)");
 }
 
 void EventLoop::watch_fd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> fn) {
+  // Each watch has its own generation in the event's data: an event reported for an fd that was
+  // closed and whose number was reused (in the same epoll_wait batch) never reaches the new watch.
+  next_generation_ = next_generation_ % 0xffffffffu + 1;  // 1 .. 2^32-1
+  std::uint64_t gen = next_generation_;
   epoll_event ev{};
   ev.events = events;
-  ev.data.fd = fd;
+  ev.data.u64 = (gen << 32) | static_cast<std::uint32_t>(fd);
   int op = fds_.count(fd) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
   if (::epoll_ctl(epoll_.get(), op, fd, &ev) < 0)
     throw std::system_error(errno, std::generic_category(), "epoll_ctl(watch)");
-  fds_[fd] = std::make_shared<std::function<void(std::uint32_t)>>(std::move(fn));
+  fds_[fd] = Watch{gen, std::make_shared<std::function<void(std::uint32_t)>>(std::move(fn))};
 }
 
 void EventLoop::unwatch_fd(int fd) {
@@ -80,7 +85,7 @@ void EventLoop::run() {
         bus_events_ = static_cast<std::uint32_t>(pd.events);
         epoll_event ev{};
         ev.events = bus_events_;
-        ev.data.fd = bus_fd_;
+        ev.data.u64 = static_cast<std::uint32_t>(bus_fd_);
         ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, bus_fd_, &ev);
       }
       timeout_ms = pd.getPollTimeout();
@@ -96,22 +101,33 @@ void EventLoop::run() {
       throw std::system_error(errno, std::generic_category(), "epoll_wait");
     }
     for (int i = 0; i < n; ++i) {
-      int fd = events[i].data.fd;
-      if (fd == bus_fd_) continue;
+      int fd = static_cast<int>(events[i].data.u64 & 0xffffffffu);
+      std::uint64_t gen = events[i].data.u64 >> 32;
+      if (gen == 0) continue;  // the bus: processed below
       auto it = fds_.find(fd);
-      if (it == fds_.end()) continue;
-      auto fn = it->second;  // keeps the callback alive if it unwatches itself
-      (*fn)(events[i].events);
+      if (it == fds_.end() || it->second.generation != gen) continue;  // unwatched, or a stale event
+      auto fn = it->second.fn;  // keeps the callback alive if it unwatches itself
+      guarded("an fd callback", [&] { (*fn)(events[i].events); });
     }
     // Always: the bus may have queued messages while a callback made a call, or a call timed out.
-    process_bus();
+    guarded("a bus message", [&] { process_bus(); });
     // Timers due now, in order; a callback may add or cancel timers.
     auto now = Clock::now();
     while (!timers_.empty() && timers_.begin()->first <= now) {
       auto node = timers_.extract(timers_.begin());
       timer_index_.erase(node.mapped().first);
-      node.mapped().second();
+      guarded("a timer", [&] { node.mapped().second(); });
     }
+  }
+}
+
+void EventLoop::guarded(const char* what, const std::function<void()>& fn) {
+  // No exception ends the daemon: what failed is logged, the loop goes on (issue 8, item 3). Code
+  // that must answer someone catches its own exceptions first; this is the last line.
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    spdlog::error("unexpected failure in {}: {}; going on", what, e.what());
   }
 }
 

@@ -56,12 +56,19 @@ class EventLoop : public Timers {
 
  private:
   void process_bus();
+  static void guarded(const char* what, const std::function<void()>& fn);
+
+  struct Watch {
+    std::uint64_t generation;
+    std::shared_ptr<std::function<void(std::uint32_t)>> fn;
+  };
 
   Fd epoll_;
   sdbus::IConnection* bus_ = nullptr;
   int bus_fd_ = -1;
   std::uint32_t bus_events_ = 0;
-  std::unordered_map<int, std::shared_ptr<std::function<void(std::uint32_t)>>> fds_;
+  std::unordered_map<int, Watch> fds_;
+  std::uint64_t next_generation_ = 0;  // 0 is the bus
   std::multimap<Clock::time_point, std::pair<TimerId, std::function<void()>>> timers_;
   std::unordered_map<TimerId, Clock::time_point> timer_index_;
   TimerId next_timer_ = 1;

@@ -32,6 +32,8 @@ std::optional<Cause> FinalReaps::active_cause(const std::string& run) const {
 
 void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
   cause = effective_cause(record, cause);
+  if (auto kept = unrecorded_.find(record.run); kept != unrecorded_.end())
+    return reaped(record, kept->second, done);  // reaped already: only its receipt is left to write
   if (record.state == RunState::Reaping) {
     // A crash may have come between the final receipt and the "reaped" record: that reap is done,
     // and its receipt stands. Only close the record.
@@ -42,10 +44,11 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
       return done(*earlier);
     }
   } else if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
-    // Nothing was signalled. The run must still end: keep watching its owner, and try again.
-    schedule_retry(record, cause);
-    return done(Error{error::RecordFailed, "cannot fence run " + quote_value(record.run) + " before reaping it: " +
-                                               fenced.error().message + "; nothing was signalled, nerved retries"});
+    // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
+    // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
+    // because of the disk.
+    log_run(spdlog::level::err, record,
+            "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
   }
   deps_.owners.unwatch(record.run);
   active_[record.run] = cause;
@@ -64,11 +67,13 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);
   Cause cause = receipt.cause.value_or(Cause::Reaped);
   if (!written) {
+    if (is_final(receipt.outcome)) unrecorded_[record.run] = receipt;
     schedule_retry(record, cause);
     return done(Error{error::RecordFailed, "run " + quote_value(record.run) + " was reaped (" +
                                                to_string(receipt.outcome) +
                                                ") but its receipt cannot be written: " + written.error().message});
   }
+  unrecorded_.erase(record.run);
   if (is_final(receipt.outcome))
     cancel_retry(record.run);
   else
@@ -77,17 +82,29 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
 }
 
 void FinalReaps::schedule_retry(const Record& record, Cause cause) {
-  Retry& slot = retries_[record.run];
+  log_run(spdlog::level::info, record,
+          "reap pending; next try in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(arm_retry(record.run, cause)).count()) +
+              " ms");
+}
+
+void FinalReaps::retry_later(const std::string& run, Cause cause) {
+  if (auto it = retries_.find(run); it != retries_.end() && it->second.timer) return;
+  auto delay = arm_retry(run, cause);
+  spdlog::info("run {}: final reap failed; next try in {} ms", run,
+               std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+}
+
+Clock::duration FinalReaps::arm_retry(const std::string& run, Cause cause) {
+  Retry& slot = retries_[run];
   slot.delay = slot.delay == Clock::duration::zero() ? retry_first_
                                                      : std::min<Clock::duration>(slot.delay * 2, kRetryMax);
   if (slot.timer) deps_.timers.cancel_timer(slot.timer);
-  log_run(spdlog::level::info, record,
-          "reap pending; next try in " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(slot.delay).count()) + " ms");
-  slot.timer = deps_.timers.add_timer(slot.delay, [this, run = record.run, cause] {
+  slot.timer = deps_.timers.add_timer(slot.delay, [this, run, cause] {
     if (auto it = retries_.find(run); it != retries_.end()) it->second.timer = 0;
     requeue_(run, cause);
   });
+  return slot.delay;
 }
 
 void FinalReaps::cancel_retry(const std::string& run) {

@@ -2,7 +2,8 @@
 // retries with back-off of a reap that ended pending_retry.
 //
 // Order (docs/records.md): the record goes to "reaping" (the fence: from then on the run is final,
-// whatever happens to the reap) durably before anything is signalled; then ReapOp; then receipt.json;
+// whatever happens to the reap) durably before anything is signalled (when the disk refuses the fence,
+// the run is killed anyway and recorded as soon as the disk allows: docs/records.md); then ReapOp; then receipt.json;
 // then, for a final outcome, the record goes to "reaped". A record found in "reaping" whose final
 // receipt for the same attempt is already written is only closed. If the fence or the receipt
 // cannot be written, or the outcome is pending_retry, the reap is tried again after kRetryFirst,
@@ -42,9 +43,16 @@ class FinalReaps {
   // The cause of the final reap of 'run' in progress, if one is.
   std::optional<Cause> active_cause(const std::string& run) const;
 
+  // Tries the final reap of 'run' again later (back-off as for pending reaps), unless a try is
+  // already planned: for a reap that failed before its outcome (e.g. the record unreadable for lack
+  // of fds).
+  void retry_later(const std::string& run, Cause cause);
+
  private:
   void reaped(Record record, Receipt receipt, Done<Receipt> done);
   void schedule_retry(const Record& record, Cause cause);
+  // (Re)arms the retry timer of 'run' with the next back-off delay, which it returns.
+  Clock::duration arm_retry(const std::string& run, Cause cause);
   void cancel_retry(const std::string& run);
 
   Deps& deps_;
@@ -58,6 +66,9 @@ class FinalReaps {
     Clock::duration delay{};
   };
   std::map<std::string, Retry> retries_;
+  // Receipts of runs reaped while the disk refused them (the fence, then the receipt): written by the
+  // retry as soon as the disk takes them, without reaping again (docs/records.md, issue 8 item 7).
+  std::map<std::string, Receipt> unrecorded_;
 };
 
 }  // namespace nerve

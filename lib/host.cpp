@@ -1,6 +1,8 @@
 #include "host.h"
 
+#include <fcntl.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -31,11 +33,20 @@ std::optional<std::string> proc_cgroup(pid_t pid) {
 }
 
 namespace {
-// The fields of /proc/PID/stat after the command name (field 3 onwards).
-std::optional<std::vector<std::string>> stat_fields(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(in, text)) return std::nullopt;
+// The fields of /proc/PID/stat after the command name (field 3 onwards). On failure *err says why:
+// ENOENT/ESRCH when the process is gone; anything else (EMFILE, ENOMEM, ...) means "unknown".
+std::optional<std::vector<std::string>> stat_fields(pid_t pid, int* err) {
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (err) *err = errno;
+    return std::nullopt;
+  }
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  if (n <= 0 && err) *err = n < 0 ? errno : ESRCH;
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  std::string text(buf, static_cast<std::size_t>(n));
   auto close = text.rfind(')');
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(text.substr(close + 1));
@@ -46,14 +57,15 @@ std::optional<std::vector<std::string>> stat_fields(pid_t pid) {
 }
 }  // namespace
 
-std::optional<std::uint64_t> proc_start_time(pid_t pid) {
-  auto f = stat_fields(pid);
+std::optional<std::uint64_t> proc_start_time(pid_t pid, int* err) {
+  if (err) *err = 0;
+  auto f = stat_fields(pid, err);
   if (!f || f->size() < 20) return std::nullopt;
   return std::stoull((*f)[19]);  // field 22
 }
 
 std::optional<pid_t> proc_parent(pid_t pid) {
-  auto f = stat_fields(pid);
+  auto f = stat_fields(pid, nullptr);
   if (!f || f->size() < 2) return std::nullopt;
   return static_cast<pid_t>(std::stol((*f)[1]));  // field 4
 }

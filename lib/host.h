@@ -15,8 +15,10 @@ std::string read_boot_id();
 // The path of the "0::" line of /proc/PID/cgroup (the cgroup2 membership), or nullopt.
 std::optional<std::string> proc_cgroup(pid_t pid);
 
-// Field 22 of /proc/PID/stat (start time in clock ticks after boot), or nullopt if gone.
-std::optional<std::uint64_t> proc_start_time(pid_t pid);
+// Field 22 of /proc/PID/stat (start time in clock ticks after boot), or nullopt if gone or unreadable;
+// then *err (if given) is ENOENT or ESRCH when the process is gone, another errno when it is unknown
+// (out of fds or memory: never to be read as "gone").
+std::optional<std::uint64_t> proc_start_time(pid_t pid, int* err = nullptr);
 
 // The parent pid (field 4 of /proc/PID/stat), or nullopt if gone.
 std::optional<pid_t> proc_parent(pid_t pid);

@@ -5,6 +5,11 @@
 
 namespace nerve {
 
+Error run_finished(const Record& record) {
+  return Error{error::RunFinished, "run " + quote_value(record.run) + " was reaped (state " + to_string(record.state) +
+                                       "); use another run id, or 'nervectl forget' it first"};
+}
+
 void Launches::contain(ContainRequest req, Done<ContainReply> done) {
   if (!deps_.unavailable.empty()) return done(Error{error::ContainmentUnavailable, deps_.unavailable});
   check_manager([this, req = std::move(req), done](Result<void> answered) mutable {
@@ -31,10 +36,7 @@ void Launches::decide(ContainRequest req, Done<ContainReply> done) {
   quarantine_.load(run, [this, req = std::move(req), done](Result<std::optional<Record>> prior) mutable {
     if (!prior) return done(prior.error());
     if (!*prior) return attempt(std::move(req), 1, done);
-    if (is_final((*prior)->state))
-      return done(Error{error::RunFinished, "run " + quote_value(req.run) + " was reaped (state " +
-                                                to_string((*prior)->state) +
-                                                "); use another run id, or 'nervectl forget' it first"});
+    if (is_final((*prior)->state)) return done(run_finished(**prior));
     relaunch(std::move(**prior), std::move(req), done);
   });
 }

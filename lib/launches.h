@@ -27,6 +27,9 @@
 
 namespace nerve {
 
+// RunFinished for a final record: no new attempt may start.
+Error run_finished(const Record& record);
+
 class Launches {
  public:
   Launches(Deps& deps, Quarantine& quarantine, OwnerReaps& owner_reaps, Deadlines& deadlines)

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
+
 namespace nerve {
 
 Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
@@ -16,7 +18,9 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
           [this](const std::string& run, Cause cause) { reap_in_background(run, "retried reap", cause); },
           options.retry_first),
       owner_reaps_(deps_.owners,
-                   [this](const std::string& run) { reap_in_background(run, "reap after owner exit", Cause::OwnerGone); }),
+                   [this](const std::string& run, unsigned attempt) {
+                     reap_in_background(run, "reap after owner exit", Cause::OwnerGone, attempt);
+                   }),
       deadlines_(deps_.timers, [this](const std::string& run) { reap_in_background(run, "timeout reap", Cause::Timeout); }),
       launches_(deps_, quarantine_, owner_reaps_, deadlines_),
       reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_, deadlines_),
@@ -34,16 +38,29 @@ void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
 
 void Lifecycle::final_reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause,
                            Done<Receipt> done) {
+  final_reap_of(run, 0, signal, grace_usec, cause, [done = std::move(done)](Result<Receipt> r, bool) { done(r); });
+}
+
+void Lifecycle::final_reap_of(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec,
+                              Cause cause, std::function<void(Result<Receipt>, bool moot)> done) {
+  // A reap of an attempt that is no longer the run's reaps nothing, not even children of the new one.
+  if (moot(run, attempt, to_string(cause) + " reap")) return done(records_.no_such_run(run), true);
   // Children first (depth first: each child's reap reaps its own children first), then the run; then
   // any child that was started while the run was being reaped.
-  reap_children(run, [this, run, signal, grace_usec, cause, done = std::move(done)]() mutable {
+  reap_children(run, [this, run, attempt, signal, grace_usec, cause, done = std::move(done)]() mutable {
+    auto is_moot = std::make_shared<bool>(false);
     queue_.serial<Result<Receipt>>(
         run,
-        [this, run, signal, grace_usec, cause](Done<Receipt> finish) {
+        [this, run, attempt, signal, grace_usec, cause, is_moot](Done<Receipt> finish) {
+          // Checked again in the run's slot: a relaunch may have come between.
+          if ((*is_moot = moot(run, attempt, to_string(cause) + " reap"))) return finish(records_.no_such_run(run));
           deadlines_.disarm(run);
           reaps_.reap(run, signal, grace_usec, cause, finish);
         },
-        [this, run, done = std::move(done)](Result<Receipt> r) { reap_children(run, [r, done] { done(r); }); });
+        [this, run, is_moot, done = std::move(done)](Result<Receipt> r) {
+          if (*is_moot) return done(r, true);
+          reap_children(run, [r, done] { done(r, false); });
+        });
   });
 }
 
@@ -61,9 +78,19 @@ void Lifecycle::reap_children(const std::string& run, std::function<void()> then
     });
 }
 
-void Lifecycle::reap_in_background(const std::string& run, const std::string& why, Cause cause) {
-  final_reap(run, 0, 0, cause, [run, why](Result<Receipt> r) {
-    if (!r && r.error().name != error::NoSuchRun) spdlog::error("run {}: {} failed: {}", run, why, r.error().message);
+bool Lifecycle::moot(const std::string& run, unsigned attempt, const std::string& why) {
+  if (attempt == 0) return false;
+  auto record = records_.load(run);
+  if (!record || !*record || (*record)->attempt == attempt) return false;
+  spdlog::info("run {}: {} of attempt {} is moot: the run is at attempt {}", run, why, attempt, (*record)->attempt);
+  return true;
+}
+
+void Lifecycle::reap_in_background(const std::string& run, const std::string& why, Cause cause, unsigned attempt) {
+  final_reap_of(run, attempt, 0, 0, cause, [this, run, why, cause](Result<Receipt> r, bool moot) {
+    if (r || moot || r.error().name == error::NoSuchRun) return;
+    spdlog::error("run {}: {} failed: {}", run, why, r.error().message);
+    reaps_.retry_later(run, cause);  // e.g. out of fds: the run must still end (issue 8 item 1)
   });
 }
 
@@ -103,9 +130,23 @@ void Lifecycle::freezer(const std::string& run, bool freeze, Done<void> done) {
 
 void Lifecycle::reconcile(std::function<void(std::vector<ReconcileLine>)> done) { reconciler_.pass(std::move(done)); }
 
-void Lifecycle::abandon(const std::string& run, std::function<void()> done) {
+void Lifecycle::abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done) {
+  auto final = std::make_shared<bool>(false);
   queue_.serial<Result<void>>(
-      run, [this, run](Done<void> finish) { launches_.abandon(run, finish); }, [done](Result<void>) { done(); });
+      run,
+      [this, run, attempt, final](Done<void> finish) {
+        auto record = records_.load(run);
+        if ((*final = record && *record && is_final((**record).state))) return finish({});
+        if (moot(run, attempt, "abandon")) return finish({});
+        launches_.abandon(run, finish);
+      },
+      [done, final](Result<void>) { done(*final); });
+}
+
+Result<void> Lifecycle::may_launch(const std::string& run) {
+  auto record = records_.load(run);
+  if (record && *record && is_final((**record).state)) return run_finished(**record);
+  return {};  // anything else is for the launch itself to find, in the run's slot
 }
 
 Result<void> Lifecycle::forget(const std::string& run) {

@@ -45,9 +45,13 @@ class Lifecycle {
   void cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
     final_reap(run, signal, grace_usec, Cause::Cancelled, std::move(done));
   }
+  // The final reap of 'run', its children first (nested_runs.h).
   void final_reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
-  // A final reap nobody waits for (owner gone, retry, reap on exit, timeout); a failure is logged with 'why'.
-  void reap_in_background(const std::string& run, const std::string& why, Cause cause);
+  // A final reap nobody waits for (owner gone, retry, reap on exit, timeout); a failure is logged with
+  // 'why' and, unless the run is unknown, tried again later (issue 8 item 1). With 'attempt' (not 0),
+  // the reap is moot (logged, nothing done) when the record is at another attempt at its turn: a
+  // relaunch came between (issue 8 item 2).
+  void reap_in_background(const std::string& run, const std::string& why, Cause cause, unsigned attempt = 0);
   // Why the run ended or is ending, as RunExited tells it: the cause of its final reap in progress,
   // else of its final receipt, else timeout past its deadline, else exited.
   Cause exit_cause(const std::string& run);
@@ -55,8 +59,11 @@ class Lifecycle {
   void freezer(const std::string& run, bool freeze, Done<void> done);
   // Every record without a final receipt, once (reconcile.h).
   void reconcile(std::function<void(std::vector<ReconcileLine>)> done);
-  // An attempt whose command never started (launches.h).
-  void abandon(const std::string& run, std::function<void()> done);
+  // Attempt 'attempt' of a run, whose command never started (launches.h); moot at another attempt.
+  // 'done' gets true when the run had become final meanwhile (a Cancel or Reap won the race).
+  void abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done);
+  // RunFinished when the run is final: Launch refuses it before forking anything (issue 8 item 10).
+  Result<void> may_launch(const std::string& run);
   // Removes a final run's files, so its id can be used again.
   Result<void> forget(const std::string& run);
 
@@ -80,6 +87,11 @@ class Lifecycle {
 
   // Final reaps of the children of 'run' (nested_runs.h), all at once; then 'then'.
   void reap_children(const std::string& run, std::function<void()> then);
+  // final_reap of 'attempt' (0: any); 'done' learns whether the reap was moot.
+  void final_reap_of(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec, Cause cause,
+                     std::function<void(Result<Receipt>, bool moot)> done);
+  // Whether a reap or abandon of 'attempt' (0: any) finds the run at another attempt (logged).
+  bool moot(const std::string& run, unsigned attempt, const std::string& why);
 };
 
 }  // namespace nerve

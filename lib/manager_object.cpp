@@ -72,7 +72,28 @@ void check_caller_uid(uid_t uid) {
     throw_bus_error(error::AccessDenied,
                     "caller uid " + std::to_string(uid) + " is not nerved's uid " + std::to_string(::getuid()));
 }
+
+// In a handler's catch (...): a named bus error passes; any other exception becomes Error.Internal,
+// naming the method, instead of leaving sdbus-c++ or the event loop to deal with it (issue 8 item 3).
+[[noreturn]] void rethrow_named(const char* method) {
+  try {
+    throw;
+  } catch (const sdbus::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw_bus_error(error::Internal, std::string(method) + " failed inside nerved: " + e.what() +
+                                         "; nothing was changed by this call, see nerved's log");
+  } catch (...) {
+    throw_bus_error(error::Internal, std::string(method) +
+                                         " failed inside nerved (unknown exception); nothing was changed by this "
+                                         "call, see nerved's log");
+  }
+}
 }  // namespace
+
+void ManagerObject::check_current_caller() {
+  check_caller_uid(getObject().getCurrentlyProcessedMessage()->getCredsUid());
+}
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher,
                              Systemd& systemd, ManagerSettings settings)
@@ -95,7 +116,7 @@ RunControls ManagerObject::default_controls() const {
 }
 
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
-                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) {
+                            std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   ContainRequest req = contain_request(run, grace_usec, options);
@@ -104,6 +125,8 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
     if (!r) return reply.error(r.error());
     reply(r->unit, r->invocation_id, r->cgroup, r->attempt);
   });
+} catch (...) {
+  rethrow_named("Contain");
 }
 
 ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t grace_usec,
@@ -160,33 +183,41 @@ pid_t ManagerObject::pid_of_bus_name(const std::string& name) {
   }
 }
 
-void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) {
+void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::string run, uint64_t grace_usec) try {
   final_reap(std::move(result), run, 0, grace_usec, Cause::Reaped);
+} catch (...) {
+  rethrow_named("Reap");
 }
 
-void ManagerObject::freezer(sdbus::Result<>&& result, const std::string& run, bool freeze) {
+void ManagerObject::freezer(sdbus::Result<>&& result, const std::string& run, bool freeze) try {
   value_or_throw(check_run_id(run));
+  check_current_caller();
   AsyncReply<> reply(std::move(result));
   lifecycle_.freezer(run, freeze, [this, reply, run](Result<void> r) {
     if (!r) return reply.error(r.error());
     if (frozen_changed_) frozen_changed_(run);
     reply();
   });
+} catch (...) {
+  rethrow_named(freeze ? "Freeze" : "Thaw");
 }
 
 void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std::string run, int32_t signal,
-                           uint64_t grace_usec) {
+                           uint64_t grace_usec) try {
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   if (signal < 1 || signal > 64)
     throw_bus_error(error::InvalidArgument, "signal " + std::to_string(signal) + " is not a signal number (1..64)");
   final_reap(std::move(result), run, signal, grace_usec, Cause::Cancelled);
+} catch (...) {
+  rethrow_named("Cancel");
 }
 
 void ManagerObject::final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
                                uint64_t grace_usec, Cause cause) {
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
+  check_current_caller();
   AsyncReply reply(std::move(result));
   lifecycle_.final_reap(run, signal, grace_usec, cause, [reply](Result<Receipt> receipt) {
     if (!receipt) return reply.error(receipt.error());
@@ -196,13 +227,15 @@ void ManagerObject::final_reap(sdbus::Result<std::string, std::string>&& result,
 
 void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run,
                            std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
-                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) {
+                           std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
   LaunchRequest req = launch_request(run, std::move(argv), std::move(env), std::move(cwd), stdio, options);
   AsyncReply reply(std::move(result));
   launcher_.launch(std::move(req), [reply, run](Result<pid_t> pid) {
     if (!pid) return reply.error(pid.error());
     reply(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
   });
+} catch (...) {
+  rethrow_named("Launch");
 }
 
 LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<std::string> argv,
@@ -234,8 +267,7 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   set_launch_options(req, options);
   if (req.grace_usec == 0) req.grace_usec = settings_.default_grace_usec;
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  if (msg->getCredsUid() != ::getuid())
-    throw_bus_error(error::AccessDenied, "caller uid " + std::to_string(msg->getCredsUid()) + " is not nerved's uid");
+  check_caller_uid(msg->getCredsUid());
   if (req.spawn.sealed) require_sealing(run);
   req.caller_pid = msg->getCredsPid();
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
@@ -268,40 +300,54 @@ void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::s
   }
 }
 
-sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) {
+sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) try {
   value_or_throw(lifecycle_.exists(run));
   return sdbus::ObjectPath(run_object_path(run));
+} catch (...) {
+  rethrow_named("GetRunPath");
 }
 
-void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) {
+void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) try {
+  check_current_caller();
   AsyncReply reply(std::move(result));
   lifecycle_.reconcile([reply](std::vector<ReconcileLine> lines) {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
     for (auto& l : lines) out.emplace_back(l.run, to_string(l.action), l.detail);
     reply(out);
   });
+} catch (...) {
+  rethrow_named("Reconcile");
 }
 
 std::string ManagerObject::Version() { return NERVE_VERSION; }
 
-void ManagerObject::Forget(const std::string& run) { value_or_throw(lifecycle_.forget(run)); }
+void ManagerObject::Forget(const std::string& run) try {
+  check_current_caller();
+  value_or_throw(lifecycle_.forget(run));
+} catch (...) {
+  rethrow_named("Forget");
+}
 
-void ManagerObject::GetRun(sdbus::Result<std::string>&& result, std::string run) {
+void ManagerObject::GetRun(sdbus::Result<std::string>&& result, std::string run) try {
   AsyncReply reply(std::move(result));
   lifecycle_.status_json(run, [reply](Result<std::string> status) {
     if (!status) return reply.error(status.error());
     reply(*status);
   });
+} catch (...) {
+  rethrow_named("GetRun");
 }
 
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() {
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() try {
   std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
   for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
   return out;
+} catch (...) {
+  rethrow_named("ListRuns");
 }
 
 void ManagerObject::SetSliceProperties(sdbus::Result<>&& result, std::string slice,
-                                       std::vector<sdbus::Struct<std::string, std::string>> properties) {
+                                       std::vector<sdbus::Struct<std::string, std::string>> properties) try {
   value_or_throw(check_slice_name(slice));
   std::vector<std::pair<std::string, std::string>> pairs;
   for (auto& p : properties) pairs.emplace_back(p.get<0>(), p.get<1>());
@@ -314,6 +360,8 @@ void ManagerObject::SetSliceProperties(sdbus::Result<>&& result, std::string sli
     reply.error(Error{error::InvalidProperty, "systemd refused the properties of slice " + quote_value(slice) + ": " +
                                                   set.error().message});
   });
+} catch (...) {
+  rethrow_named("SetSliceProperties");
 }
 
 bool ManagerObject::SealingAvailable() { return sealing_status().available; }

@@ -76,6 +76,8 @@ class ManagerObject
   static void set_launch_options(LaunchRequest& req, const std::map<std::string, sdbus::Variant>& options);
   // The slice and default properties of a run before its own options.
   RunControls default_controls() const;
+  // AccessDenied unless the current message comes from nerved's own uid.
+  void check_current_caller();
   // Reap and Cancel.
   void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
                   uint64_t grace_usec, Cause cause);

@@ -12,7 +12,7 @@ void OwnerReaps::watch(const Record& record) {
   }
   owners_.watch(record.run, record.owner, [this, record] {
     log_run(spdlog::level::info, record, describe(record.owner) + " is gone; reaping the run");
-    reap_run_(record.run);
+    reap_run_(record.run, record.attempt);
   });
 }
 

@@ -13,8 +13,8 @@ namespace nerve {
 
 class OwnerReaps {
  public:
-  // 'reap_run' asks for the final reap of a run (through its queue).
-  OwnerReaps(OwnerWatch& owners, std::function<void(const std::string& run)> reap_run)
+  // 'reap_run' asks for the final reap of an attempt of a run (through its queue).
+  OwnerReaps(OwnerWatch& owners, std::function<void(const std::string& run, unsigned attempt)> reap_run)
       : owners_(owners), reap_run_(std::move(reap_run)) {}
 
   // Whether the run's end is up to its owner: not kept, and the owner known.
@@ -25,7 +25,7 @@ class OwnerReaps {
 
  private:
   OwnerWatch& owners_;
-  std::function<void(const std::string& run)> reap_run_;
+  std::function<void(const std::string& run, unsigned attempt)> reap_run_;
 };
 
 }  // namespace nerve

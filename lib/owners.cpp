@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace nerve {
@@ -49,7 +51,13 @@ OwnerWatcher::~OwnerWatcher() {
 bool OwnerWatcher::alive(const Owner& owner) {
   if (owner.kind == OwnerKind::Process) {
     if (owner.pid <= 0) return false;
-    auto start = proc_start_time(owner.pid);
+    int err = 0;
+    auto start = proc_start_time(owner.pid, &err);
+    if (!start && err != ENOENT && err != ESRCH) {
+      // Out of fds or memory is not "gone": keep the run; it is reaped when the owner is seen to go.
+      spdlog::warn("cannot read /proc/{}/stat: {}; taking owner pid {} as alive", owner.pid, std::strerror(err), owner.pid);
+      return true;
+    }
     return start && *start == owner.start_time;
   }
   if (owner.kind == OwnerKind::Bus) {
@@ -75,6 +83,7 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
     // Open the pidfd first, then check the start time: if it matches, the pidfd is of that very
     // process, and its exit cannot be missed.
     w.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, owner.pid, 0)));
+    if (!w.pidfd && errno != ESRCH) return retry_watch(run, owner, std::move(w.gone), errno);
     if (w.pidfd && alive(owner)) {
       int raw = w.pidfd.get();
       loop_.watch_fd(raw, EPOLLIN, [this, run](std::uint32_t) {
@@ -101,9 +110,27 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
   loop_.add_timer(Clock::duration::zero(), std::move(w.gone));
 }
 
+void OwnerWatcher::retry_watch(const std::string& run, const Owner& owner, std::function<void()> gone, int err) {
+  // No pidfd (EMFILE, ENFILE, ENOMEM): an error for this run, not "owner gone". Try again later;
+  // the run stays alive meanwhile.
+  spdlog::error("run {}: cannot watch {}: pidfd_open: {}; trying again in {} s", run, describe(owner),
+                std::strerror(err), std::chrono::duration_cast<std::chrono::seconds>(kWatchRetry).count());
+  Watch w;
+  w.retry = loop_.add_timer(kWatchRetry, [this, run, owner] {
+    auto it = watches_.find(run);
+    if (it == watches_.end()) return;
+    auto gone = std::move(it->second.gone);
+    watches_.erase(it);
+    watch(run, owner, std::move(gone));
+  });
+  w.gone = std::move(gone);
+  watches_[run] = std::move(w);
+}
+
 void OwnerWatcher::unwatch(const std::string& run) {
   auto it = watches_.find(run);
   if (it == watches_.end()) return;
+  if (it->second.retry) loop_.cancel_timer(it->second.retry);
   if (it->second.pidfd) loop_.unwatch_fd(it->second.pidfd.get());
   watches_.erase(it);
 }

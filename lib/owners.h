@@ -51,8 +51,11 @@ class OwnerWatcher : public OwnerWatch {
 
  private:
   void on_name_lost(const std::string& name);
+  void retry_watch(const std::string& run, const Owner& owner, std::function<void()> gone, int err);
 
+  static constexpr auto kWatchRetry = std::chrono::seconds(1);
   struct Watch {
+    TimerId retry = 0;  // a pidfd_open that failed for lack of fds is tried again
     Fd pidfd;          // process owners
     std::string name;  // bus owners
     std::function<void()> gone;

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@ struct ProcessLauncher::Child {
   HeldChild held;
   ReplyOnce<pid_t> reply;
   std::string report;
+  unsigned attempt = 0;  // from the ContainReply: the reaps this child starts are of that attempt only
   Phase phase = Phase::Containing;
 };
 
@@ -33,6 +35,8 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 }
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
+  // A final run is refused before anything is forked: its exit status stays (issue 8 item 10).
+  if (auto allowed = lifecycle_.may_launch(req.run); !allowed) return done(allowed.error());
   auto c = std::make_shared<Child>();
   try {
     c->held = spawn_held(req.spawn);
@@ -43,7 +47,6 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   c->reply = ReplyOnce<pid_t>(std::move(done));
   pid_t pid = c->held.pid;
   children_[pid] = c;
-  exit_status_.erase(c->req.run);
   // Watch the pidfd from the start: a child that dies while held is collected too.
   loop_.watch_fd(c->held.pidfd.get(), EPOLLIN, [this, c](std::uint32_t) { on_child_exit(c); });
 
@@ -62,11 +65,14 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
   if (!reply) {
     // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
     c->held.go.reset();
-    ::kill(c->held.pid, SIGKILL);
+    // By its pidfd: the child may have been collected already, and its pid reused (issue 8, item 13).
+    ::syscall(SYS_pidfd_send_signal, c->held.pidfd.get(), SIGKILL, nullptr, 0);
     c->phase = Phase::StartFailed;  // on_child_exit only collects it
     return c->reply(reply.error());  // unless it died first and on_child_exit already answered
   }
   c->phase = Phase::Contained;
+  c->attempt = reply->attempt;
+  exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
   std::vector<std::string> run_env = {"NERVE_RUN=" + c->req.run, "NERVE_RUN_ATTEMPT=" + std::to_string(reply->attempt),
                                       "INVOCATION_ID=" + reply->invocation_id};
   if (!release(c->held, run_env)) return;  // it died meanwhile; on_child_exit answers
@@ -106,12 +112,18 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   bool contained = c->phase != Phase::Containing;
   c->phase = Phase::StartFailed;
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
-  auto reply = [c, why] {
+  auto reply = [c, why](bool final) {
+    // A Cancel or Reap that won the race made the run final: it cannot be launched again, so this is
+    // not ExecFailed ("launch it again") but RunFinished (issue 8 item 12).
+    if (final)
+      return c->reply(Error{error::RunFinished, "run " + quote_value(c->req.run) +
+                                                    " was reaped while its command was starting; the command did "
+                                                    "not start: " + why});
     c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
   };
-  if (!contained) return reply();
+  if (!contained) return reply(false);
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
-  lifecycle_.abandon(c->req.run, reply);
+  lifecycle_.abandon(c->req.run, c->attempt, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -147,7 +159,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited);
+  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited, c->attempt);
 }
 
 }  // namespace nerve

@@ -61,6 +61,8 @@ class ProcessLauncher {
   void on_child_exit(const std::shared_ptr<Child>& c);
   void fail_start(const std::shared_ptr<Child>& c, const std::string& why);
   static std::string exec_error(const Child& c);
+  // Why RUN cannot be launched again (its record is final), or nullopt.
+  std::optional<std::string> finished(const std::string& run);
 
   EventLoop& loop_;
   Lifecycle& lifecycle_;

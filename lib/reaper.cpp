@@ -23,18 +23,33 @@ ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int s
 
 std::function<void()> ReapOp::guarded(void (ReapOp::*fn)()) {
   return [self = shared_from_this(), fn] {
-    if (!self->finished_) (self.get()->*fn)();
+    if (!self->finished_) self->shielded("the reap", [&] { (self.get()->*fn)(); });
   };
+}
+
+void ReapOp::shielded(const char* step, const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    log_run(spdlog::level::err, record_, std::string(step) + " failed: " + e.what());
+    finish(Outcome::PendingRetry, std::string(step) + " failed: " + e.what());
+  }
 }
 
 void ReapOp::begin() {
   // Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
   if (record_.boot_id != deps_.boot_id || record_.unit.empty())
     return decided(Error{"nerve.Reap.NotAsked", "systemd was not asked"});
-  deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> lookup) { self->decided(lookup); });
+  shielded("the lookup of the scope", [&] {
+    deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> lookup) { self->decided(lookup); });
+  });
 }
 
 void ReapOp::decided(const Result<UnitState>& lookup) {
+  shielded("the reap decision", [&] { decide(lookup); });
+}
+
+void ReapOp::decide(const Result<UnitState>& lookup) {
   cgroup_ = record_.cgroup.empty() && lookup ? lookup->control_group : record_.cgroup;
   std::optional<std::uint64_t> live_id;
   if (!cgroup_.empty()) live_id = deps_.cgroups.id(cgroup_);
@@ -69,18 +84,22 @@ void ReapOp::stop_scope() {
   fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
   auto self = shared_from_this();
-  timers_.push_back(deps_.timers.add_timer(grace, [self] {
-    if (self->finished_ || !self->populated()) return;
-    self->killed_ = true;
-    log_run(spdlog::level::info, self->record_, "processes left after the grace, sending SIGKILL");
-    self->kill_unit(SIGKILL);
-  }));
+  timers_.push_back(deps_.timers.add_timer(grace, guarded(&ReapOp::on_grace)));
   timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [self] {
-    if (self->finished_ || self->cgroup_.empty() || !self->populated()) return;
-    self->kill_cgroup();
+    if (self->finished_ || self->cgroup_.empty()) return;
+    self->shielded("cgroup.kill", [&] {
+      if (self->populated()) self->kill_cgroup();
+    });
   }));
   timers_.push_back(deps_.timers.add_timer(grace + kKillWait, guarded(&ReapOp::on_grace_over)));
   if (!cgroup_.empty()) check_empty();
+}
+
+void ReapOp::on_grace() {
+  if (!populated()) return;
+  killed_ = true;
+  log_run(spdlog::level::info, record_, "processes left after the grace, sending SIGKILL");
+  kill_unit(SIGKILL);
 }
 
 void ReapOp::send_stop() {

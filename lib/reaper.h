@@ -50,13 +50,20 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void on_stop_job(const Result<void>& job);
   void kill_unit(int signo);
   void kill_cgroup();
+  void decide_and_act();
   void check_empty();
   void snapshot(bool after_empty);
   bool populated();
   void on_grace_over();
   void finish(Outcome outcome, std::string error);
+  void decide(const Result<UnitState>& lookup);
+  // The grace is over: SIGKILL to what is left.
+  void on_grace();
   // A callback that calls 'fn' on this op unless it has finished; it keeps the op alive.
   std::function<void()> guarded(void (ReapOp::*fn)());
+  // Runs 'fn'; an exception in it (e.g. out of fds for a cgroup watch) ends the reap pending_retry,
+  // naming 'step', instead of escaping into the event loop with the reap never answered (issue 8 item 3).
+  void shielded(const char* step, const std::function<void()>& fn);
 
   Deps& deps_;
   Record record_;

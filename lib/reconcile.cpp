@@ -3,6 +3,7 @@
 #include "journal.h"
 #include "run_log.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace nerve {
@@ -19,6 +20,20 @@ std::string to_string(ReconcileAction action) {
   }
   return "skipped";
 }
+
+namespace {
+
+void log_line(const ReconcileLine& line) {
+  RunFields fields;
+  fields.run = line.run;
+  fields.message_id = message_id::Reconcile;
+  ScopedRunFields scope(fields);
+  if (line.action != ReconcileAction::Final)
+    spdlog::info("reconcile: run {}: {}{}", line.run, to_string(line.action),
+                 line.detail.empty() ? "" : ": " + line.detail);
+}
+
+}  // namespace
 
 void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
   std::vector<std::string> skipped;
@@ -44,13 +59,7 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
     queue_.serial<ReconcileLine>(
         run, [this, run](std::function<void(ReconcileLine)> finish) { one(run, finish); },
         [pass, finish_one](ReconcileLine line) {
-          RunFields fields;
-          fields.run = line.run;
-          fields.message_id = message_id::Reconcile;
-          ScopedRunFields scope(fields);
-          if (line.action != ReconcileAction::Final)
-            spdlog::info("reconcile: run {}: {}{}", line.run, to_string(line.action),
-                         line.detail.empty() ? "" : ": " + line.detail);
+          log_line(line);
           pass->lines.push_back(std::move(line));
           finish_one();
         });
@@ -58,13 +67,27 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
   finish_one();
 }
 
-void Reconciler::one(const std::string& run, std::function<void(ReconcileLine)> done) {
+void Reconciler::again_later(const std::string& run, Clock::duration delay) {
+  deps_.timers.add_timer(delay, [this, run, delay] {
+    auto next = std::min<Clock::duration>(delay * 2, kRetryMax);
+    queue_.serial<ReconcileLine>(
+        run, [this, run, next](std::function<void(ReconcileLine)> finish) { one(run, finish, next); }, log_line);
+  });
+}
+
+void Reconciler::one(const std::string& run, std::function<void(ReconcileLine)> done, Clock::duration delay) {
   auto record = deps_.store.load(run);
   if (!record && record.error().name == store_error::Corrupt)
     return quarantine_.move_aside(run, [run, done, why = record.error().message](std::string moved) {
       done({run, ReconcileAction::Quarantined, why + "; moved to " + moved});
     });
-  if (!record) return done({run, ReconcileAction::Skipped, record.error().message});
+  if (!record) {
+    if (delay == Clock::duration::zero()) delay = kRetryFirst;
+    again_later(run, delay);
+    return done({run, ReconcileAction::Skipped,
+                 record.error().message + "; tried again in " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()) + " ms"});
+  }
   if (!*record) return done({run, ReconcileAction::Skipped, "no lifecycle.json"});
   Record rec = std::move(**record);
   switch (rec.state) {

@@ -9,6 +9,7 @@
 // command, so its scope is cleaned, without the fence (the engine may launch the run again).
 #pragma once
 
+#include "defaults.h"
 #include "deps.h"
 #include "final_reap.h"
 #include "launches.h"
@@ -45,7 +46,10 @@ class Reconciler {
 
  private:
   // With the run's slot held.
-  void one(const std::string& run, std::function<void(ReconcileLine)> done);
+  void one(const std::string& run, std::function<void(ReconcileLine)> done, Clock::duration delay = {});
+  // A run whose record could not be read for a passing reason (e.g. out of fds) is reconciled again
+  // after 'delay' (doubling up to kRetryMax while it stays unreadable; issue 8 item 1).
+  void again_later(const std::string& run, Clock::duration delay);
   void unfinished(Record record, std::function<void(ReconcileLine)> done);
   void reap(Record record, std::string why, std::function<void(ReconcileLine)> done);
 

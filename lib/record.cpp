@@ -1,5 +1,8 @@
 #include "record.h"
 
+#include "errors.h"
+#include "run_id.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -159,6 +162,48 @@ void read_run_controls(const json& j, Record& r) {
 }
 }  // namespace
 
+namespace {
+bool is_hex(std::string_view s, std::size_t size) {
+  return s.size() == size && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// An absolute path of plain segments: no empty, '.' or '..' segment, no control characters.
+bool plain_absolute_path(std::string_view p) {
+  if (p.size() < 2 || p.front() != '/' || p.back() == '/') return false;
+  for (char c : p)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  std::size_t start = 1;
+  while (start <= p.size()) {
+    auto end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    auto seg = p.substr(start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+[[noreturn]] void never_written(const char* field, const std::string& value, const char* rule) {
+  throw RecordCorrupt(std::string("lifecycle.json has a ") + field + " nerve would never write: " + quote_value(value) +
+                      " (" + rule + ")");
+}
+}  // namespace
+
+void check_record_fields(const Record& r) {
+  if (auto why = run_id_problem(r.run)) never_written("run", r.run, why->c_str());
+  if (!is_hex(r.nonce, 16)) never_written("nonce", r.nonce, "16 hex digits");
+  if (r.unit != scope_unit_name(r.run, r.nonce)) never_written("unit", r.unit, "nerve-<run>-<nonce>.scope");
+  if (!r.boot_id.empty() && !is_hex(r.boot_id, 32)) never_written("boot_id", r.boot_id, "32 hex digits");
+  if (!r.invocation_id.empty() && !is_hex(r.invocation_id, 32))
+    never_written("invocation_id", r.invocation_id, "32 hex digits");
+  if (!r.cgroup.empty() && !plain_absolute_path(r.cgroup))
+    never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
+  if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
+  const Owner& o = r.owner;
+  bool bad = o.kind == OwnerKind::Process ? o.pid <= 0 : o.kind == OwnerKind::Bus && (o.name.empty() || o.name.front() != ':');
+  if (bad) never_written("owner", to_string(o.kind) + " " + std::to_string(o.pid) + " " + o.name, "a process (pid > 0), a unique bus name, or none");
+}
+
 Record parse_record(const std::string& text) {
   const char* what = "lifecycle.json";
   json j = parse_versioned(text, what);
@@ -187,6 +232,7 @@ Record parse_record(const std::string& text) {
   read_run_controls(j, r);
   r.created_at = j.value("created_at", "");
   r.updated_at = j.value("updated_at", "");
+  check_record_fields(r);
   return r;
 }
 

@@ -99,8 +99,14 @@ class RecordCorrupt : public std::runtime_error {
 
 std::string to_json_text(const Record& r);
 std::string to_json_text(const Receipt& r);
-// Throw RecordCorrupt for text that is not JSON, lacks a field, or has an unknown version.
+// Throw RecordCorrupt for text that is not JSON, lacks a field, has an unknown version, or (records)
+// holds a value nerve would never write (check_record_fields).
 Record parse_record(const std::string& text);
+// Throws RecordCorrupt unless every field has the shape nerve writes: the unit is
+// nerve-<run>-<nonce>.scope with a 16-hex nonce, boot and invocation ids (once known) are 32 hex
+// digits, the cgroup (once known) is an absolute path without empty, '.' or '..' parts, the owner is a
+// process (pid > 0), a unique bus name (":...") or none.
+void check_record_fields(const Record& r);
 Receipt parse_receipt(const std::string& text);
 
 std::string now_rfc3339();

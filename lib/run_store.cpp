@@ -4,6 +4,7 @@
 #include "run_id.h"
 
 #include <dirent.h>
+#include <spdlog/spdlog.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -23,8 +24,16 @@ constexpr const char* kReceiptFile = "receipt.json";
 
 RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
   while (path_.size() > 1 && path_.back() == '/') path_.pop_back();
+  struct stat before {};
+  bool existed = ::stat(path_.c_str(), &before) == 0;
   dir_ = open_dir_path(path_, true);
-  ::fchmod(dir_.get(), 0700);
+  // The mode is set only on a folder nerved made: --runs-dir may point (through a symlink too) at a
+  // folder that is not nerved's to change (issue 8, item 13). One of another user is refused.
+  struct stat st {};
+  if (::fstat(dir_.get(), &st) < 0) throw FsError("cannot stat folder", path_, errno);
+  if (st.st_uid != ::geteuid()) throw FsError("refusing a runs folder owned by uid " + std::to_string(st.st_uid) + ":", path_, EPERM);
+  if (!existed) ::fchmod(dir_.get(), 0700);
+  else if (st.st_mode & 077) spdlog::warn("runs folder {} is accessible to others (mode {:o}); nerved leaves its mode alone", path_, st.st_mode & 07777);
 }
 
 Fd RunStore::open_run(const std::string& run, bool create) const {

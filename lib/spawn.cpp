@@ -76,7 +76,8 @@ void take_run_env(int go, char* buf, std::size_t size, char** envp, std::size_t 
 
 }  // namespace
 
-std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env) {
+std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env,
+                                           const std::string& cwd) {
   if (argv0.empty()) return std::nullopt;
   if (argv0.find('/') != std::string::npos) return argv0;
   std::string path = "/usr/local/bin:/usr/bin:/bin";
@@ -89,6 +90,8 @@ std::optional<std::string> resolve_command(const std::string& argv0, const std::
     std::string dir = path.substr(start, end - start);
     start = end + 1;
     if (dir.empty()) dir = ".";
+    // A relative entry is relative to the folder the command runs in, never to nerved's own.
+    if (dir.front() != '/' && !cwd.empty()) dir = cwd + "/" + dir;
     std::string candidate = dir + "/" + argv0;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
@@ -96,7 +99,7 @@ std::optional<std::string> resolve_command(const std::string& argv0, const std::
 }
 
 HeldChild spawn_held(const SpawnSpec& spec) {
-  auto path = resolve_command(spec.argv.empty() ? "" : spec.argv[0], spec.env);
+  auto path = resolve_command(spec.argv.empty() ? "" : spec.argv[0], spec.env, spec.cwd);
   if (!path) throw std::system_error(ENOENT, std::generic_category(), "'" + (spec.argv.empty() ? "" : spec.argv[0]) + "' not found in PATH");
   std::vector<char*> argv, envp;
   for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));

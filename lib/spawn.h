@@ -35,7 +35,9 @@ struct HeldChild {
 
 // The file argv0 names: itself if it has a '/', else the first executable file of that name in the
 // PATH entry of 'env' (or /usr/local/bin:/usr/bin:/bin without one); nullopt if there is none.
-std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env);
+// Relative PATH entries (and an empty one, ".") are taken relative to 'cwd', where the command runs.
+std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env,
+                                           const std::string& cwd = "");
 
 // Throws std::system_error when the child cannot be made (ENOENT when the command is not found).
 HeldChild spawn_held(const SpawnSpec& spec);

@@ -192,3 +192,18 @@ TEST_F(AContainOp, FailsWithInvalidRunIdForARunThatMakesNoUnitName) {
   EXPECT_EQ(error->name, error::InvalidRunId);
   EXPECT_TRUE(std::filesystem::is_empty(store.path()));
 }
+
+// Issue 8, item 13: a start job whose JobRemoved never comes (a stalled or restarted manager) fails
+// the attempt after kStartJobTimeout (30 s) instead of keeping the run busy for ever; a late end of
+// the job is ignored.
+TEST_F(AContainOp, FailsWithScopeFailedWhenTheStartJobNeverEnds) {
+  contain();
+  ASSERT_TRUE(job_done) << "no scope was asked for";
+  timers.advance(std::chrono::minutes(2));
+  ASSERT_TRUE(error) << "the contain is still waiting for its start job";
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("did not finish"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+  job_ends();
+  EXPECT_FALSE(reply) << "a late job end made a failed attempt succeed";
+}

@@ -1,0 +1,81 @@
+// Issue 8, item 8: reap-on-exit and exit statuses across a restart of nerved. A Launch'd command
+// that ends while nerved is down still gets its run reaped (an escaped descendant does not live on)
+// and its RunExited once nerved is back.
+#include "hardening_support.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <poll.h>
+
+namespace nerve::itest {
+namespace {
+
+using namespace std::chrono_literals;
+using Options = std::map<std::string, sdbus::Variant>;
+
+class HardeningRestart : public Hardening {
+ protected:
+  void TearDown() override {
+    manager_.reset();
+    bus_.reset();
+    Hardening::TearDown();
+  }
+  std::unique_ptr<sdbus::IConnection> bus_;
+  std::unique_ptr<sdbus::IProxy> manager_;
+};
+
+// issue 8 item 8: pending — reap_on_exit and the exit status are not in the record, so a restart loses them
+TEST_F(HardeningRestart, DISABLED_ACommandThatEndsWhileNervedIsDownIsReapedOnExitAfterTheRestart) {
+  bus_ = sdbus::createSessionBusConnection();
+  manager_ = sdbus::createProxy(*bus_, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
+  std::vector<std::string> exited;
+  manager_->uponSignal("RunExited").onInterface("org.nerve.Lifecycle1.Manager").call(
+      [&](const std::string& run, std::int32_t, std::int32_t) { exited.push_back(run); });
+  manager_->finishRegistration();
+
+  // The command: an escaped descendant (pidfile), then it waits for its stdin to close.
+  int in[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  std::string pidfile = path("escaped.pid");
+  Options o;
+  o["grace_usec"] = sdbus::Variant(std::uint64_t{1'000'000});
+  o["reap_on_exit"] = sdbus::Variant(true);
+  std::vector<sdbus::UnixFd> stdio;
+  stdio.emplace_back(in[0], sdbus::adopt_fd);
+  stdio.emplace_back(::open("/dev/null", O_WRONLY | O_CLOEXEC), sdbus::adopt_fd);
+  stdio.emplace_back(::open("/dev/null", O_WRONLY | O_CLOEXEC), sdbus::adopt_fd);
+  std::string script = "'" + kEscaper + "' --pidfile '" + pidfile + "' </dev/null & read x";
+  sdbus::ObjectPath object;
+  std::uint32_t pid = 0;
+  manager_->callMethod("Launch").onInterface("org.nerve.Lifecycle1.Manager")
+      .withArguments(std::string("rx"), std::vector<std::string>{"sh", "-c", script},
+                     std::vector<std::string>{"PATH=/usr/bin:/bin"}, tmp_, stdio, o)
+      .storeResultsTo(object, pid);
+  stdio.clear();
+  track(static_cast<pid_t>(pid), false);
+  pid_t escaped = await_pidfile(pidfile);
+  ASSERT_GT(escaped, 0);
+
+  // nerved dies; the command ends while it is down; nerved comes back.
+  ASSERT_EQ(::kill(nerved_pid_, SIGKILL), 0);
+  wait_child(nerved_pid_, 5000ms);
+  nerved_pid_ = -1;
+  ::close(in[1]);
+  ASSERT_TRUE(wait_gone(static_cast<pid_t>(pid), 5000ms));
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
+
+  EXPECT_TRUE(wait_gone(escaped, 10'000ms)) << "the escaped descendant of a finished command lives on:\n" << log();
+  EXPECT_TRUE(await_state({"rx"}, "reaped", 10'000ms));
+  auto deadline = Clock::now() + 5000ms;
+  while (exited.empty() && Clock::now() < deadline) {
+    while (bus_->processPendingRequest()) {
+    }
+    auto pd = bus_->getEventLoopPollData();
+    pollfd p{pd.fd, pd.events, 0};
+    ::poll(&p, 1, 100);
+  }
+  EXPECT_EQ(exited, std::vector<std::string>{"rx"}) << "no RunExited after the restart";
+}
+
+}  // namespace
+}  // namespace nerve::itest

@@ -1,0 +1,53 @@
+// Soak for issue 8's "Done when": 5,000 live runs held with their owners watched (one pidfd each:
+// far beyond the default soft fd limit of 1,024), and every one reaped when its owner goes.
+//
+// 50 owners (sh processes) launch 100 runs each with `nervectl launch RUN -- sleep 3600`; an owner
+// starts only once the previous one's runs are all running, so at most 100 launches are in flight.
+// Then every owner is SIGKILLed at once: every run must end reaped with a complete receipt, and no
+// nerve-* unit may be left. NERVE_SOAK_RUNS (a multiple of 100) makes it smaller for a quick check.
+//
+// Its own executable, nerve_hardening_soak (ctest -L soak), under its own private user manager.
+#include "hardening_support.h"
+
+#include <gmock/gmock.h>
+
+#include <cstdlib>
+
+namespace nerve::itest {
+namespace {
+
+using namespace std::chrono_literals;
+
+class HardeningSoak : public Hardening {};
+
+TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) {
+  const char* env = std::getenv("NERVE_SOAK_RUNS");
+  int total = env ? std::atoi(env) : 5000;
+  constexpr int kPerOwner = 100;
+  std::vector<pid_t> owners;
+  std::vector<std::string> all;
+  for (int o = 0; o * kPerOwner < total; ++o) {
+    auto runs = run_ids("o" + std::to_string(o) + "r", kPerOwner);
+    owners.push_back(start_owner("owner" + std::to_string(o), runs, "--grace 1", "sleep 3600"));
+    ASSERT_TRUE(await_state(runs, "running", 120'000ms)) << "owner " << o << "'s runs did not all start\n" << log();
+    all.insert(all.end(), runs.begin(), runs.end());
+  }
+  ASSERT_TRUE(alive(nerved_pid_));
+  Timed list = timed_call("ListRuns", "", 30'000ms);
+  EXPECT_EQ(list.error, "") << list.message;
+  EXPECT_EQ(list.count, all.size());
+  auto killed = Clock::now();
+  for (pid_t o : owners) ::kill(o, SIGKILL);
+  EXPECT_TRUE(await_state(all, "reaped", 900'000ms)) << "not every run was reaped after its owner went\n";
+  std::cout << "[ figures  ] " << all.size() << " runs reaped " << since(killed).count()
+            << " ms after their owners were killed\n";
+  std::size_t incomplete = 0;
+  for (const auto& r : all)
+    if (to_string(receipt(r).outcome) != "complete") ++incomplete;
+  EXPECT_EQ(incomplete, 0u);
+  EXPECT_EQ(await_no_nerve_units(60'000ms), "");
+  EXPECT_TRUE(alive(nerved_pid_));
+}
+
+}  // namespace
+}  // namespace nerve::itest

@@ -1,0 +1,203 @@
+// What the hardening tests (hardening_*_test.cpp, issue 8) share: a fixture over NervedTest with
+// owners that hold many runs, records written by hand into the runs folder, bus calls made in this
+// process with their own deadline and measured, and the faults the kernel gives for real (a stalled
+// user manager by SIGSTOP, a full tmpfs, a low RLIMIT_NOFILE) plus the EIO shim (tests/fault/).
+#pragma once
+
+#include "nerved_fixture.h"
+
+#include <fcntl.h>
+#include <sdbus-c++/sdbus-c++.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace nerve::itest {
+
+// A bus call's outcome, made in this process with its own deadline.
+struct Timed {
+  std::string error;  // empty on success, else the error name
+  std::string message;
+  std::string text;  // the string a GetRun returns
+  std::size_t count = 0;  // the rows a ListRuns returns
+  milliseconds took{0};
+};
+
+class Hardening : public NervedTest {
+ protected:
+  void TearDown() override {
+    resume_manager();
+    if (!tmpfs_.empty()) {
+      ::umount2(tmpfs_.c_str(), MNT_DETACH);
+      tmpfs_.clear();
+    }
+    NervedTest::TearDown();
+  }
+
+  // An owner process (sh) that runs `nervectl launch RUN [ARGS] -- CMD...` for each run, in the
+  // background, then waits: it owns all of them (nervectl's parent is a run's owner). Tracked.
+  pid_t start_owner(const std::string& name, const std::vector<std::string>& runs,
+                    const std::string& launch_args = "--grace 1", const std::string& cmd = "sleep 600") {
+    std::string script;
+    for (const auto& r : runs) script += "'" + kNervectl + "' launch " + launch_args + " " + r + " -- " + cmd + " & ";
+    script += "wait";
+    return start_background(name, {"sh", "-c", script});
+  }
+
+  // Bounded wait until every run's record has said STATE (records written by nerved); a run is not
+  // read again once it did, so thousands of runs are cheap to wait for.
+  bool await_state(const std::vector<std::string>& runs, const std::string& state, milliseconds timeout) {
+    std::vector<std::string> left = runs;
+    return eventually([&] {
+      std::vector<std::string> still;
+      for (const auto& r : left) {
+        auto text = read_file(runs_ + "/" + r + "/lifecycle.json");
+        bool there = false;
+        try {
+          there = text && to_string(parse_record(*text).state) == state;
+        } catch (const std::exception&) {
+        }
+        if (!there) still.push_back(r);
+      }
+      left.swap(still);
+      return left.empty();
+    }, timeout);
+  }
+
+  static std::vector<std::string> run_ids(const std::string& prefix, int n) {
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+    return out;
+  }
+
+  // Writes TEXT as RUN's lifecycle.json (folder 0700), as if nerve had: for records nerve would not write.
+  void write_record_text(const std::string& run, const std::string& text, const std::string& file = "lifecycle.json") {
+    std::string dir = runs_ + "/" + run;
+    ::mkdir(dir.c_str(), 0700);
+    std::ofstream(dir + "/" + file) << text;
+  }
+
+  // A record of RUN as nerve writes one for a live scope, with every field well formed.
+  Record plausible_record(const std::string& run, const std::string& boot_id) const {
+    Record r;
+    r.run = run;
+    r.nonce = "0123456789abcdef";
+    r.unit = "nerve-" + run + "-" + r.nonce + ".scope";
+    r.boot_id = boot_id;
+    r.invocation_id = std::string(32, 'a');
+    r.cgroup = "/app.slice/" + r.unit;
+    r.cgroup_id = 1;
+    r.state = RunState::Running;
+    r.grace_usec = 1'000'000;
+    r.owner.kind = OwnerKind::None;
+    r.created_at = r.updated_at = "2026-11-30T00:00:00.000Z";
+    return r;
+  }
+
+  std::string boot_id() const {
+    auto text = read_file("/proc/sys/kernel/random/boot_id").value_or("");
+    std::string out;
+    for (char c : text)
+      if (c != '-' && c != '\n') out += c;
+    return out;
+  }
+
+  // GetRun / ListRuns / any Manager method on a connection of this process, with DEADLINE.
+  Timed timed_call(const std::string& method, const std::string& run = "", milliseconds deadline = milliseconds{15'000}) {
+    Timed t;
+    auto start = Clock::now();
+    try {
+      auto bus = sdbus::createSessionBusConnection();
+      auto proxy = sdbus::createProxy(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
+      auto call = proxy->createMethodCall("org.nerve.Lifecycle1.Manager", method);
+      if (!run.empty()) call << run;
+      if (method == "Reap") call << std::uint64_t{0};
+      auto reply = proxy->callMethod(call, static_cast<std::uint64_t>(deadline.count()) * 1000);
+      if (method == "GetRun") reply >> t.text;
+      if (method == "ListRuns") {
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> rows;
+        reply >> rows;
+        t.count = rows.size();
+      }
+    } catch (const sdbus::Error& e) {
+      t.error = e.getName();
+      t.message = e.getMessage();
+    }
+    t.took = since(start);
+    return t;
+  }
+
+  // The pid of the private user manager (the owner of org.freedesktop.systemd1 on the bus).
+  pid_t manager_pid() {
+    auto bus = sdbus::createSessionBusConnection();
+    auto dbus = sdbus::createProxy(*bus, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    std::uint32_t pid = 0;
+    dbus->callMethod("GetConnectionUnixProcessID")
+        .onInterface("org.freedesktop.DBus")
+        .withArguments(std::string("org.freedesktop.systemd1"))
+        .storeResultsTo(pid);
+    return static_cast<pid_t>(pid);
+  }
+
+  // SIGSTOP to the user manager: every call to it stalls until resume_manager (TearDown resumes it).
+  void stall_manager() {
+    stalled_ = manager_pid();
+    ASSERT_GT(stalled_, 1);
+    ASSERT_EQ(::kill(stalled_, SIGSTOP), 0);
+  }
+  void resume_manager() {
+    if (stalled_ > 0) ::kill(stalled_, SIGCONT);
+    stalled_ = -1;
+  }
+
+  // A tmpfs of SIZE at PATH (in the test's own mount namespace; unmounted in TearDown).
+  void mount_small_tmpfs(const std::string& dir, const std::string& size) {
+    ASSERT_TRUE(::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) << dir;
+    ASSERT_EQ(::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0700").c_str()), 0)
+        << "mount tmpfs at " << dir << ": " << std::strerror(errno);
+    tmpfs_ = dir;
+  }
+
+  // Fills the file system holding DIR until ENOSPC (one file, DIR/filler); true if it got full.
+  static bool fill(const std::string& dir) {
+    int fd = ::open((dir + "/filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    std::string block(64 * 1024, 'x');
+    bool full = false;
+    for (;;) {
+      if (::write(fd, block.data(), block.size()) < 0) {
+        full = errno == ENOSPC;
+        break;
+      }
+    }
+    // Small writes too, so not even a few bytes are left.
+    while (::write(fd, "x", 1) == 1) {
+    }
+    ::close(fd);
+    return full;
+  }
+
+  // The processes in RUN's cgroup now (empty when the record or the folder is missing).
+  std::vector<pid_t> run_pids(const std::string& run) {
+    std::vector<pid_t> out;
+    try {
+      std::istringstream procs(read_file(cgroup_folder(record(run).cgroup) + "/cgroup.procs").value_or(""));
+      for (pid_t pid; procs >> pid;) out.push_back(pid);
+    } catch (const std::exception&) {
+    }
+    return out;
+  }
+
+  std::string log() const { return read_file(nerved_log_).value_or(""); }
+
+  pid_t stalled_ = -1;
+  std::string tmpfs_;
+};
+
+}  // namespace nerve::itest

@@ -3,10 +3,16 @@
 // a run started from inside another run is reaped with it.
 #include "nerved_fixture.h"
 
+#include "host.h"
+
+#include <fcntl.h>
 #include <gmock/gmock.h>
+#include <sdbus-c++/sdbus-c++.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace nerve::itest {
 namespace {
@@ -56,27 +62,36 @@ TEST_F(RunControls, ARunGoesIntoNerveSliceByDefault) {
   EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
 }
 
+// A property nerve cannot parse, a key it does not know, and one it parses but systemd refuses
+// (TasksMax=0 is out of range for systemd): nothing runs, InvalidProperty names the key and quotes
+// the value. Only systemd's refusal comes after the intent record, which then says failed.
 struct BadProperty {
-  std::string assignment, key, value;
+  std::string name, assignment, key, quoted;
+  bool refused_by_systemd;
 };
 class RunControlsBadProperty : public RunControls, public ::testing::WithParamInterface<BadProperty> {};
 
 TEST_P(RunControlsBadProperty, StartsNothingAndNamesTheKey) {
+  const BadProperty& b = GetParam();
   std::string marker = path("ran");
-  Output o = ctl({"launch", "-p", GetParam().assignment, "r1", "--", "sh", "-c", "touch '" + marker + "'"});
-  EXPECT_NE(o.exit_code, 0);
-  EXPECT_THAT(o.err, HasSubstr("InvalidProperty"));
-  EXPECT_THAT(o.err, HasSubstr(GetParam().key));
-  EXPECT_THAT(o.err, HasSubstr("'" + GetParam().value + "'"));
+  Output o = ctl({"launch", "-p", b.assignment, "r1", "--", "sh", "-c", "touch '" + marker + "'"});
+  EXPECT_EQ(o.exit_code, 125) << o.out << o.err;
+  EXPECT_THAT(o.err, HasSubstr("org.nerve.Lifecycle1.Error.InvalidProperty"));
+  EXPECT_THAT(o.err, HasSubstr(b.key));
+  EXPECT_THAT(o.err, HasSubstr(b.quoted));
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
-  EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1")) << "a record was made";
+  if (b.refused_by_systemd)
+    EXPECT_EQ(to_string(record("r1").state), "failed");
+  else
+    EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1")) << "a record was made";
   EXPECT_TRUE(nerve_cgroup_folders().empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Properties, RunControlsBadProperty,
-                         ::testing::Values(BadProperty{"MemoryMax=lots", "MemoryMax", "lots"},
-                                           BadProperty{"NoSuchKey=1", "NoSuchKey", "1"}),
-                         [](const auto& info) { return info.param.key; });
+                         ::testing::Values(BadProperty{"Unparsable", "MemoryMax=lots", "MemoryMax", "'lots'", false},
+                                           BadProperty{"UnknownKey", "NoSuchKey=1", "NoSuchKey", "'1'", false},
+                                           BadProperty{"RefusedBySystemd", "TasksMax=0", "TasksMax", "'TasksMax=0'", true}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST_F(RunControls, ABadSliceStartsNothing) {
   std::string marker = path("ran");
@@ -96,9 +111,16 @@ TEST_F(RunControls, ATimeoutEndsTheWholeTree) {
                             markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
+  ASSERT_TRUE(ignores_signal(pids["ignoreterm"], SIGTERM));
   expect_all_gone_by(pids, t0, t0 + 15s, "its timeout of 1 s passed");
   EXPECT_GE(since(t0), 900ms);
-  ctl({"reap", "r1"});
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "no receipt after the timeout";
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "timeout");
+  Output status = ctl({"status", "r1"});
+  EXPECT_THAT(status.out, HasSubstr("cause:         timeout")) << status.out;
 }
 
 TEST_F(RunControls, MemoryMaxIsEnforcedWhereTheMemoryControllerIsOffered) {
@@ -138,8 +160,15 @@ TEST_F(RunControls, SliceSetReachesTheSlice) {
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
   EXPECT_EQ(unit_property("nerve.slice", "TasksMax"), "77");
   Output bad = ctl({"slice", "set", "-p", "TasksMax=many"});
-  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("InvalidProperty"));
+  EXPECT_THAT(bad.err, HasSubstr("'many'"));
+  // A key a slice does not have: systemd refuses it, and nothing else of the call is set.
+  Output refused = ctl({"slice", "set", "-p", "TasksMax=55", "-p", "RuntimeMaxSec=10"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("org.nerve.Lifecycle1.Error.InvalidProperty"));
+  EXPECT_THAT(refused.err, HasSubstr("RuntimeMaxSec=10"));
+  EXPECT_EQ(unit_property("nerve.slice", "TasksMax"), "77");
 }
 
 TEST_F(RunControls, TheCommandSeesItsRunInItsEnvironment) {
@@ -179,6 +208,47 @@ TEST_F(RunControls, ARunStartedInsideAnotherIsReapedWithIt) {
   expect_all_gone_by(child, t0, Clock::now() + 1s, "its parent run was reaped");
   EXPECT_EQ(to_string(record("child").state), "reaped");
   EXPECT_EQ(to_string(receipt("child").outcome), "complete");
+}
+
+// The same over the bus: an engine whose process is inside run "parent" calls Launch (here a helper
+// that joined parent's scope first, as any process started inside the run would be). Its run is
+// parent's child, and reaping parent ends the child's whole escaper tree too: the engine could not
+// take the tree out of its run by asking nerved for a new one.
+TEST_F(RunControls, ARunLaunchedOverTheBusFromInsideAnotherIsReapedWithIt) {
+  pid_t launcher = ctl_background(
+      "parent", {"launch", "--grace", kShortGraceArg, "parent", "--", kEscaper, "--pidfile", path("parent.pid")});
+  ASSERT_EQ(await_pidfile(path("parent.pid")), launcher);
+  std::string parent_procs = cgroup_folder(record("parent").cgroup) + "/cgroup.procs";
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  BusReply reply = call_nerved([&](sdbus::IProxy& proxy) {
+    std::ofstream(parent_procs) << ::getpid() << std::endl;
+    if (proc_cgroup(::getpid()).value_or("") != record("parent").cgroup)
+      throw std::runtime_error("cannot join " + parent_procs);
+    int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    std::vector<sdbus::UnixFd> stdio;
+    for (int i = 0; i < 3; ++i) stdio.emplace_back(devnull);
+    std::map<std::string, sdbus::Variant> options;
+    options["keep"] = sdbus::Variant(true);  // the helper's connection ends with it; the run must not
+    options["grace_usec"] = sdbus::Variant(kShortGraceUsec);
+    proxy.callMethod("Launch")
+        .onInterface("org.nerve.Lifecycle1.Manager")
+        .withArguments(std::string("child"), std::vector<std::string>{kEscaper, "--markers", markers},
+                       std::vector<std::string>{"PATH=/usr/bin:/bin"}, tmp_, stdio, options);
+  });
+  ASSERT_EQ(reply.failure, "");
+  ASSERT_EQ(reply.error_name, "") << reply.error_message;
+  auto child = await_markers(markers);
+  ASSERT_EQ(child.size(), 4u);
+  EXPECT_EQ(record("child").parent, "parent");
+
+  auto t0 = Clock::now();
+  Output reap = ctl({"reap", "parent"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+  expect_all_gone_by(child, t0, Clock::now() + 1s, "its parent run was reaped");
+  Receipt c = receipt("child");
+  EXPECT_EQ(to_string(c.outcome), "complete") << c.error;
+  EXPECT_TRUE(c.killed) << "the TERM ignorer of the child run can only go by SIGKILL";
 }
 
 }  // namespace

@@ -41,12 +41,6 @@ std::string given_as(const RunControls& controls, const std::string& name) {
   return given;
 }
 
-std::string joined(const std::vector<std::string>& assignments) {
-  std::string all;
-  for (const auto& a : assignments) all += (all.empty() ? "" : " ") + a;
-  return all;
-}
-
 }  // namespace
 
 Result<void> check_applied(const std::string& slice, const RunControls& controls,
@@ -67,7 +61,7 @@ void set_slice_properties(Systemd& systemd, const std::string& slice, const RunC
   systemd.set_unit_properties(slice, controls.unit_properties, [&systemd, slice, controls, done](Result<void> set) {
     if (!set)
       return done(Error{error::InvalidProperty, "systemd refused the properties of slice " + quote_value(slice) + " (" +
-                                                    quote_value(joined(controls.properties)) +
+                                                    quote_value(refused_assignment(controls, set.error().message)) +
                                                     "): " + set.error().message});
     systemd.read_properties(slice, kSliceInterface,
                             [slice, controls, done](Result<std::map<std::string, PropertyValue>> read) {

@@ -10,6 +10,7 @@ using namespace nerve;
 using nerve::test::MockSystemd;
 using ::testing::_;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Return;
 
 namespace {
@@ -69,14 +70,16 @@ TEST(SliceProperties, ThatTheSliceDoesNotHaveAtAllAreInvalidProperty) {
 
 TEST(SliceProperties, RefusedBySystemdAreInvalidPropertyAndNotReadBack) {
   MockSystemd systemd;
-  RunControls c = controls({{"RuntimeMaxSec", "10"}});
+  RunControls c = controls({{"TasksMax", "5"}, {"RuntimeMaxSec", "10"}});
   EXPECT_CALL(systemd, set_unit_properties(_, _))
-      .WillOnce(Return(Result<void>(Error{"org.freedesktop.DBus.Error.PropertyReadOnly", "Cannot set property RuntimeMaxUSec"})));
+      .WillOnce(Return(Result<void>(Error{"org.freedesktop.DBus.Error.PropertyReadOnly",
+                                          "Cannot set property RuntimeMaxUSec, or unknown property."})));
   EXPECT_CALL(systemd, read_properties(_, _)).Times(0);
   auto r = set(systemd, c);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().name, error::InvalidProperty);
-  EXPECT_THAT(r.error().message, HasSubstr("'RuntimeMaxSec=10'"));
+  EXPECT_THAT(r.error().message, HasSubstr("'RuntimeMaxSec=10'")) << "the one systemd named, as given";
+  EXPECT_THAT(r.error().message, Not(HasSubstr("TasksMax=5"))) << r.error().message;
 }
 
 TEST(SliceProperties, ThatCannotBeReadBackAreNotReportedAsSet) {

@@ -251,5 +251,44 @@ TEST_F(RunControls, ARunLaunchedOverTheBusFromInsideAnotherIsReapedWithIt) {
   EXPECT_TRUE(c.killed) << "the TERM ignorer of the child run can only go by SIGKILL";
 }
 
+// A child cannot outlive its parent whatever ends the parent: here the parent's timeout.
+TEST_F(RunControls, ARunStartedInsideAnotherEndsWhenItsParentTimesOut) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  std::string script = "'" + kNervectl + "' launch --keep --grace " + std::string(kShortGraceArg) + " child -- '" +
+                       kEscaper + "' --markers '" + markers + "' & exec '" + kEscaper + "' --pidfile '" +
+                       path("parent.pid") + "'";
+  auto t0 = Clock::now();
+  pid_t launcher = ctl_background("parent", {"launch", "--grace", kShortGraceArg, "--timeout", "2s", "parent", "--",
+                                             "sh", "-c", script});
+  ASSERT_EQ(await_pidfile(path("parent.pid")), launcher);
+  auto child = await_markers(markers);
+  ASSERT_EQ(child.size(), 4u);
+  ASSERT_EQ(record("child").parent, "parent");
+  ASSERT_EQ(record("child").timeout_usec, 0u) << "the child has no timeout of its own";
+  expect_all_gone_by(child, t0, t0 + 15s, "its parent's timeout of 2 s passed");
+  ASSERT_TRUE(wait_for_file(runs_ + "/child/receipt.json"));
+  EXPECT_EQ(to_string(receipt("child").outcome), "complete");
+  ASSERT_TRUE(wait_for_file(runs_ + "/parent/receipt.json"));
+  Receipt p = receipt("parent");
+  ASSERT_TRUE(p.cause);
+  EXPECT_EQ(to_string(*p.cause), "timeout");
+}
+
+// nerved --default-slice: a launch that names no slice goes there.
+class RunControlsWithADefaultSlice : public RunControls {
+ protected:
+  RunControlsWithADefaultSlice() { nerved_args_ = {"--default-slice", "ctlc-default.slice"}; }
+};
+
+TEST_F(RunControlsWithADefaultSlice, PutsARunThatNamesNoSliceIntoIt) {
+  pid_t launcher = ctl_background("launch", {"launch", "r1", "--", kEscaper, "--pidfile", path("r1.pid")});
+  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  Record rec = record("r1");
+  EXPECT_EQ(rec.slice, "ctlc-default.slice");
+  EXPECT_EQ(unit_property(rec.unit, "Slice"), "ctlc-default.slice");
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace nerve::itest

@@ -24,15 +24,13 @@ using namespace std::chrono_literals;
 
 class RunControls : public NervedTest {
  protected:
-  // `slice set` is persistent: systemd writes drop-ins under the test account's config folder, which
-  // every later user manager of that account would load. The slices the tests set are cleaned here.
-  void TearDown() override {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    const char* home = std::getenv("HOME");
-    std::string config = xdg && *xdg ? xdg : std::string(home ? home : "/nonexistent") + "/.config";
-    for (const char* slice : {"nerve.slice", "ctlb.slice", "ctlc.slice"})
-      std::filesystem::remove_all(config + "/systemd/user.control/" + slice + ".d");
-    NervedTest::TearDown();
+  // `slice set` is persistent: systemd writes drop-ins under $XDG_CONFIG_HOME/systemd/user.control,
+  // which the harness makes a folder of each test's own manager, so nothing set here reaches another.
+  void SetUp() override {
+    const char* config = std::getenv("XDG_CONFIG_HOME");
+    ASSERT_TRUE(config && std::string(config).rfind(std::getenv("XDG_RUNTIME_DIR"), 0) == 0)
+        << "XDG_CONFIG_HOME is not the private manager's own: slice settings would outlive the test";
+    NervedTest::SetUp();
   }
 
   // Whether the cgroup folder that holds CGROUP (its parent) offers CONTROLLER to it.
@@ -136,33 +134,36 @@ TEST_F(RunControls, ATimeoutEndsTheWholeTree) {
   EXPECT_THAT(status.out, HasSubstr("cause:         timeout")) << status.out;
 }
 
-TEST_F(RunControls, MemoryMaxIsEnforcedWhereTheMemoryControllerIsOffered) {
-  pid_t launcher = ctl_background(
-      "launch", {"launch", "-p", "MemoryMax=32M", "-p", "MemorySwapMax=0", "r1", "--", kEscaper, "--pidfile",
-                 path("r1.pid")});
+// Enforcement needs the controller in the scope's cgroup: where it is offered, the kernel's file has
+// the limit; where not (this hybrid host: no memory, pids, io, cpu, cpuset on cgroup2), the test is
+// skipped visibly, naming the controller, after the property reached systemd (checked above).
+struct Enforced {
+  std::string name, assignment, controller, file, expected;
+};
+class RunControlsEnforced : public RunControls, public ::testing::WithParamInterface<Enforced> {};
+
+TEST_P(RunControlsEnforced, WhereTheControllerIsOffered) {
+  const Enforced& e = GetParam();
+  pid_t launcher = ctl_background("launch", {"launch", "-p", e.assignment, "r1", "--", kEscaper, "--pidfile", path("r1.pid")});
   ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
   Record rec = record("r1");
-  bool offered = controller_offered(rec.cgroup, "memory");
+  bool offered = controller_offered(rec.cgroup, e.controller);
   if (offered) {
-    auto max = read_file(cgroup_folder(rec.cgroup) + "/memory.max").value_or("");
-    EXPECT_EQ(max, "33554432\n");
+    EXPECT_EQ(read_file(cgroup_folder(rec.cgroup) + "/" + e.file).value_or(""), e.expected + "\n");
   }
   EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
-  if (!offered) GTEST_SKIP() << "the memory controller is not offered in the scope's cgroup on this host";
+  if (!offered)
+    GTEST_SKIP() << "the " << e.controller << " controller is not offered in the scope's cgroup on this host: "
+                 << e.assignment << " reaches systemd but is not enforced here";
 }
 
-TEST_F(RunControls, TasksMaxIsEnforcedWhereThePidsControllerIsOffered) {
-  pid_t launcher = ctl_background(
-      "launch", {"launch", "-p", "TasksMax=7", "r1", "--", kEscaper, "--pidfile", path("r1.pid")});
-  ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
-  Record rec = record("r1");
-  bool offered = controller_offered(rec.cgroup, "pids");
-  if (offered) {
-    EXPECT_EQ(read_file(cgroup_folder(rec.cgroup) + "/pids.max").value_or(""), "7\n");
-  }
-  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r1"}).exit_code, 0);
-  if (!offered) GTEST_SKIP() << "the pids controller is not offered in the scope's cgroup on this host";
-}
+INSTANTIATE_TEST_SUITE_P(Limits, RunControlsEnforced,
+                         ::testing::Values(Enforced{"MemoryMax", "MemoryMax=32M", "memory", "memory.max", "33554432"},
+                                           Enforced{"TasksMax", "TasksMax=7", "pids", "pids.max", "7"},
+                                           Enforced{"CPUQuota", "CPUQuota=50%", "cpu", "cpu.max", "50000 100000"},
+                                           Enforced{"IOWeight", "IOWeight=300", "io", "io.weight", "default 300"},
+                                           Enforced{"AllowedCPUs", "AllowedCPUs=0", "cpuset", "cpuset.cpus", "0"}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST_F(RunControls, SliceSetReachesTheSlice) {
   Output o = ctl({"slice", "set", "ctlb.slice", "-p", "TasksMax=100", "-p", "MemoryMax=1G"});

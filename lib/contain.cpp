@@ -69,7 +69,8 @@ void ContainOp::on_started(const Result<void>& job) {
   fault_point("after-start");
   if (!job && refused_property(job.error()))
     return fail(error::InvalidProperty, "systemd refused the properties of run " + quote_value(record_.run) + " (" +
-                                            quote_value(join_properties()) + "): " + job.error().message);
+                                            quote_value(refused_properties(job.error().message)) +
+                                            "): " + job.error().message);
   if (!job)
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " +
                                         quote_value(record_.run) + ": " + job.error().message);
@@ -84,11 +85,10 @@ bool ContainOp::refused_property(const Error& e) const {
          e.name == "org.freedesktop.DBus.Error.UnknownProperty";
 }
 
-std::string ContainOp::join_properties() const {
-  std::string all;
-  for (const auto& p : req_.controls.properties) all += (all.empty() ? "" : " ") + p;
-  if (!req_.controls.slice.empty()) all += (all.empty() ? "Slice=" : " Slice=") + req_.controls.slice;
-  return all;
+std::string ContainOp::refused_properties(const std::string& message) const {
+  RunControls c = req_.controls;
+  if (!c.slice.empty()) c.properties.push_back("Slice=" + c.slice);
+  return refused_assignment(c, message);
 }
 
 void ContainOp::on_lookup(const Result<UnitState>& l) {

@@ -59,7 +59,8 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   Result<std::uint64_t> check(const UnitState& unit);
   void fail(const char* name, std::string message);
   bool refused_property(const Error& e) const;
-  std::string join_properties() const;
+  // The run's property (or slice) systemd's refusal MESSAGE names, as given; all of them when it names none.
+  std::string refused_properties(const std::string& message) const;
   Result<void> save(RunState state);
 
   Deps& deps_;

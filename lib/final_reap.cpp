@@ -5,13 +5,27 @@
 #include "fault.h"
 #include "run_log.h"
 
+#include <algorithm>
+
 namespace nerve {
 
 namespace {
-Cause effective_cause(const Record& record, Cause asked) {
+// A Reap of a running run whose command (the contained leader) is no longer in its cgroup: the
+// command had ended by itself (`nervectl launch --wait` reaps then, so does an engine after its
+// child's exit).
+bool leader_exited(Deps& deps, const Record& record) {
+  if (record.state != RunState::Running || record.boot_id != deps.boot_id || record.leader_pid <= 0 ||
+      record.cgroup.empty())
+    return false;
+  auto pids = deps.cgroups.pids(record.cgroup);
+  return std::find(pids.begin(), pids.end(), record.leader_pid) == pids.end();
+}
+
+Cause effective_cause(Deps& deps, const Record& record, Cause asked) {
   if (asked != Cause::Exited && asked != Cause::OwnerGone && asked != Cause::Reaped) return asked;
   auto due = deadline(record);
-  return due && std::chrono::system_clock::now() >= *due ? Cause::Timeout : asked;
+  if (due && std::chrono::system_clock::now() >= *due) return Cause::Timeout;
+  return asked == Cause::Reaped && leader_exited(deps, record) ? Cause::Exited : asked;
 }
 }  // namespace
 
@@ -31,7 +45,7 @@ std::optional<Cause> FinalReaps::active_cause(const std::string& run) const {
 }
 
 void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
-  cause = effective_cause(record, cause);
+  cause = effective_cause(deps_, record, cause);
   if (auto kept = unrecorded_.find(record.run); kept != unrecorded_.end())
     return reaped(record, kept->second, done);  // reaped already: only its receipt is left to write
   if (record.state == RunState::Reaping) {

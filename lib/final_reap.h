@@ -10,7 +10,8 @@
 // doubling up to kRetryMax (defaults.h), until it is final; a retry keeps the cause of the reap.
 // The cause (record.h) is the one of the path that asked, except that a run past its deadline
 // (created_at + timeout_usec) that exited, lost its owner or was reaped ended by its timeout: systemd's
-// RuntimeMaxSec may have ended it first.
+// RuntimeMaxSec may have ended it first; and a Reap of a running run whose leader (the command) is no
+// longer in its cgroup is `exited`: the command had ended by itself.
 #pragma once
 
 #include "defaults.h"

@@ -50,7 +50,8 @@ void Launches::relaunch(Record old, ContainRequest req, Done<ContainReply> done)
   std::uint64_t grace = req.grace_usec;
   ReapOp::start(deps_, old, grace, Cause::Relaunched, [this, old, req = std::move(req), done](Receipt r) mutable {
     log_run(spdlog::level::info, old,
-            "reaped before relaunch: " + to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")"));
+            "reaped before relaunch (cause " + to_string(r.cause.value_or(Cause::Relaunched)) +
+                "): " + to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")"));
     if (r.outcome == Outcome::PendingRetry)
       return done(Error{error::ScopeFailed, "attempt " + std::to_string(old.attempt) + " of run " +
                                                 quote_value(old.run) + " (" + old.unit + ") is not confirmed gone: " +

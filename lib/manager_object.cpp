@@ -10,6 +10,7 @@
 #include "run_controls.h"
 #include "run_objects.h"
 #include "sealing.h"
+#include "slice_properties.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -355,10 +356,9 @@ void ManagerObject::SetSliceProperties(sdbus::Result<>&& result, std::string sli
   if (!parsed) throw_bus_error(parsed.error().name, parsed.error().message);
   if (parsed->unit_properties.empty()) throw_bus_error(error::InvalidArgument, "no properties to set on " + quote_value(slice));
   AsyncReply reply(std::move(result));
-  systemd_.set_unit_properties(slice, parsed->unit_properties, [reply, slice](Result<void> set) {
+  set_slice_properties(systemd_, slice, *parsed, [reply](Result<void> set) {
     if (set) return reply();
-    reply.error(Error{error::InvalidProperty, "systemd refused the properties of slice " + quote_value(slice) + ": " +
-                                                  set.error().message});
+    reply.error(set.error());
   });
 } catch (...) {
   rethrow_named("SetSliceProperties");

@@ -29,4 +29,16 @@ Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string
   return c;
 }
 
+std::string refused_assignment(const RunControls& controls, std::string_view message) {
+  std::string named, all;
+  for (const auto& a : controls.properties) {
+    all += (all.empty() ? "" : " ") + a;
+    std::string key = a.substr(0, a.find('='));
+    auto p = parse_unit_property(a);
+    if (message.find(key) != std::string_view::npos || (p && message.find(p->name) != std::string_view::npos))
+      named = a;
+  }
+  return named.empty() ? all : named;
+}
+
 }  // namespace nerve

@@ -30,4 +30,9 @@ Result<void> check_slice_name(std::string_view slice);
 // The (KEY, VALUE) pairs of a `properties` option, parsed: error InvalidProperty naming the key.
 Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string, std::string>>& pairs);
 
+// The assignment as given ("KEY=VALUE") whose key or bus property systemd's MESSAGE names (the last
+// one given), for an error that quotes what systemd refused; all of them, space separated, when the
+// message names none.
+std::string refused_assignment(const RunControls& controls, std::string_view message);
+
 }  // namespace nerve

@@ -73,6 +73,7 @@ class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle
     if (!receipt || !*receipt || !is_final((*receipt)->outcome) || !(*receipt)->cause) return "";
     return to_string(*(*receipt)->cause);
   }
+  std::string CreatedAt() override { return record().created_at; }
   bool Frozen() override {
     Record r = record();
     return r.state == RunState::Running && !r.cgroup.empty() && cgroups_.frozen(r.cgroup);

@@ -332,4 +332,37 @@ void SdbusSystemd::freezer(const std::string& unit, bool freeze, Done<void> done
       });
 }
 
+namespace {
+// A value of one of the types a UnitProperty has, or nullopt for any other type.
+std::optional<PropertyValue> property_value(const sdbus::Variant& v) {
+  std::string type = v.peekValueType();
+  if (type == "t") return PropertyValue(v.get<std::uint64_t>());
+  if (type == "u") return PropertyValue(v.get<std::uint32_t>());
+  if (type == "ay") return PropertyValue(v.get<std::vector<std::uint8_t>>());
+  return std::nullopt;
+}
+}  // namespace
+
+void SdbusSystemd::read_properties(const std::string& unit, const std::string& interface,
+                                   Done<std::map<std::string, PropertyValue>> done) {
+  std::uint64_t id = impl_->next_lookup++;
+  auto& proxy = *impl_->unit_proxies.emplace(id, sdbus::createProxy(impl_->bus, kService, unit_object_path(unit)))
+                     .first->second;
+  proxy.callMethodAsync("GetAll")
+      .onInterface(kProperties)
+      .withArguments(interface)
+      .withTimeout(impl_->options.call_timeout)
+      .uponReplyInvoke([impl = impl_.get(), id, done = std::move(done)](
+                           const sdbus::Error* err, std::map<std::string, sdbus::Variant> all) {
+        // The proxy goes on a later turn of the loop, never inside its own reply handler.
+        auto node = impl->unit_proxies.extract(id);
+        impl->timers.add_timer(Clock::duration::zero(), [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
+        if (err) return done(from(*err));
+        std::map<std::string, PropertyValue> values;
+        for (const auto& [name, v] : all)
+          if (auto value = property_value(v)) values.emplace(name, std::move(*value));
+        done(std::move(values));
+      });
+}
+
 }  // namespace nerve

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,10 @@ class Systemd {
   // FreezeUnit(unit) when 'freeze', else ThawUnit(unit); systemd answers once the cgroup is frozen
   // (or thawed).
   virtual void freezer(const std::string& unit, bool freeze, Done<void> done) = 0;
+  // The properties of 'unit' on 'interface' (e.g. org.freedesktop.systemd1.Slice) whose D-Bus type is
+  // one a UnitProperty has (t, u, ay), by name: Properties.GetAll on the unit's object.
+  virtual void read_properties(const std::string& unit, const std::string& interface,
+                               Done<std::map<std::string, PropertyValue>> done) = 0;
 };
 
 struct SystemdOptions {
@@ -103,6 +108,8 @@ class SdbusSystemd : public Systemd {
   void set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
                            Done<void> done) override;
   void freezer(const std::string& unit, bool freeze, Done<void> done) override;
+  void read_properties(const std::string& unit, const std::string& interface,
+                       Done<std::map<std::string, PropertyValue>> done) override;
 
  private:
   struct Impl;

@@ -5,7 +5,9 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <map>
 #include <memory>
+#include <string>
 
 namespace nerve::ctl {
 
@@ -17,6 +19,16 @@ class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_pro
   }
   ~Client() { unregisterProxy(); }
   sdbus::IConnection& bus() { return *bus_; }
+
+  // GetManagedObjects of the manager's org.freedesktop.DBus.ObjectManager: every run object with
+  // all its properties, in one call.
+  using ManagedObjects =
+      std::map<sdbus::ObjectPath, std::map<std::string, std::map<std::string, sdbus::Variant>>>;
+  ManagedObjects GetManagedObjects() {
+    ManagedObjects objects;
+    getProxy().callMethod("GetManagedObjects").onInterface("org.freedesktop.DBus.ObjectManager").storeResultsTo(objects);
+    return objects;
+  }
 
  private:
   // nervectl's verbs make calls only; engines that launch over the bus watch this signal.

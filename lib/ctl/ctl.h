@@ -1,4 +1,4 @@
-// nervectl: a table of verbs, each one bus call to nerved plus formatting (verbs.cpp). It holds no
+// nervectl: a table of verbs (verbs.cpp), each a few bus calls to nerved plus formatting. It holds no
 // logic nerved has; the run-id check here is only a convenience, nerved checks again.
 //
 // Exit codes: 0 success; 1 nerved answered with an error (or reap: refused; doctor: a required check
@@ -30,7 +30,7 @@ inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitRetry = 75;
 inline constexpr int kExitNotLaunched = 125;
 
-class Client;  // the generated proxy on a session bus connection (verbs.cpp)
+class Client;  // the generated proxy on a session bus connection (client.h)
 
 struct Context {
   // Connects on first use. Throws sdbus::Error when the bus cannot be reached.

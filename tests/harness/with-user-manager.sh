@@ -34,11 +34,12 @@
 #   Everything that must see the manager's cgroups (the daemon under test, its
 #   CLI, checks of /sys/fs/cgroup) must therefore run as CMD or a child of it.
 #
-# CMD sees: XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS (the private bus),
-# NERVE_TEST_PRIVATE_MANAGER=1 and NERVE_CGROUP_ROOT=/sys/fs/cgroup. The same
-# variables are in the manager's environment, so user units started by CMD see
-# them too. HOME is the caller's (the user's own home with --user); the
-# manager reads ~/.config/systemd/user if it exists, nothing here relies on it.
+# CMD sees: XDG_RUNTIME_DIR, XDG_CONFIG_HOME (a fresh folder in it: persistent
+# unit settings such as a slice's limits stay with this manager), DBUS_SESSION_BUS_ADDRESS
+# (the private bus), NERVE_TEST_PRIVATE_MANAGER=1 and NERVE_CGROUP_ROOT=/sys/fs/cgroup.
+# The same variables are in the manager's environment, so user units started by CMD see
+# them too. HOME is the caller's (the user's own home with --user); with
+# XDG_CONFIG_HOME private, the manager does not read ~/.config/systemd/user.
 # The session bus ($XDG_RUNTIME_DIR/bus) is the manager's own socket-activated
 # dbus.socket/dbus.service, as in a real user session, not a dbus-daemon
 # started by the harness: see step 2 of inner_main for why. Without the
@@ -221,6 +222,10 @@ inner_main() {
     #    of its own dbus.service. So the bus is socket-activated inside the
     #    manager, exactly as in a real user session (dbus-user-session).
     mkdir -m 0700 "$rt" || inner_fail "cannot create $rt"
+    # Persistent unit settings (SetUnitProperties with runtime=false, as `nervectl slice set` makes)
+    # are drop-ins under $XDG_CONFIG_HOME/systemd/user.control: a folder of this manager's own, gone
+    # with it, so that what one test sets never reaches the next manager (or one running beside it).
+    mkdir -m 0700 "$rt/config" || inner_fail "cannot create $rt/config"
     if ! have_dbus_user_units; then
         write_dbus_user_units "$rt/systemd/user" || inner_fail "cannot write fallback dbus units in $rt"
     fi
@@ -228,6 +233,7 @@ inner_main() {
         chown -R "$user:" "$rt" || inner_fail "cannot chown $rt to '$user'"
     fi
     export XDG_RUNTIME_DIR=$rt
+    export XDG_CONFIG_HOME=$rt/config
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$rt/bus
     export NERVE_TEST_PRIVATE_MANAGER=1
     export NERVE_CGROUP_ROOT=/sys/fs/cgroup

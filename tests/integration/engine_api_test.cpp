@@ -440,6 +440,9 @@ TEST_P(AnEnginesPipe, ReachesEofWithinASecondOfTheRunsEnd) {
   auto waited = since(replied);
   ::close(p[0]);
   EXPECT_EQ(outcome, "complete");
+  Receipt r = receipt("r1");
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), GetParam() == "Reap" ? "reaped" : "cancelled");
   EXPECT_TRUE(eof) << "the pipe was still open 1 s after " << GetParam() << " replied (read: '" << rest << "')";
   EXPECT_LT(waited, 1000ms);
   EXPECT_LT(since(launched_at), 5000ms) << "the command's sleep would have ended by itself after 20 s";
@@ -635,7 +638,8 @@ TEST_P(AnEngineLaunchingBadly, IsRefusedWithAnErrorNamingTheValueAndNothingRunsO
   EXPECT_THAT(reply.error_message, HasSubstr(b.must_mention));
   EXPECT_FALSE(std::filesystem::exists(tmp_ + "/ran")) << "the command ran";
   EXPECT_EQ(await_no_nerve_units(), "") << "a scope is left after a refused Launch";
-  if (b.error == "InvalidArgument" || b.name == "MissingCommandInPath") {
+  if (b.error == "InvalidArgument" || b.name == "MissingCommandInPath" || b.name == "UnparsableProperty" ||
+      b.name == "UnknownPropertyKey") {
     // Refused before the run was touched.
     EXPECT_THAT(list_folder(runs_), IsEmpty()) << "a refused Launch created a run record";
   } else if (std::filesystem::exists(runs_ + "/r1/lifecycle.json")) {
@@ -658,6 +662,8 @@ TEST_P(AnEngineLaunchingBadly, IsRefusedWithAnErrorNamingTheValueAndNothingRunsO
     }
   }
 }
+
+using Pairs = std::vector<sdbus::Struct<std::string, std::string>>;
 
 template <typename T>
 std::function<Options()> with(const std::string& key, T value) {
@@ -694,7 +700,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadLaunch{"NotExecutable", {"@TMP@/not-executable"}, plain_env(), "", 3, launch_options, "ExecFailed",
                   "not-executable"},
         BadLaunch{"MissingCwd", {"true"}, plain_env(), "@TMP@/no-such-folder", 3, launch_options, "InvalidArgument",
-                  "no-such-folder"}),
+                  "no-such-folder"},
+        // Issue 10 item 1: a property that does not parse, a key nerve does not know, and one systemd
+        // refuses at StartTransientUnit (TasksMax=0 is out of its range): InvalidProperty, nothing runs.
+        BadLaunch{"UnparsableProperty", {"sh", "-c", "touch @TMP@/ran"}, plain_env(), "", 3,
+                  with("properties", Pairs{{"MemoryMax", "lots"}}), "InvalidProperty", "'lots'"},
+        BadLaunch{"UnknownPropertyKey", {"sh", "-c", "touch @TMP@/ran"}, plain_env(), "", 3,
+                  with("properties", Pairs{{"NoSuchKey", "1"}}), "InvalidProperty", "'NoSuchKey'"},
+        BadLaunch{"PropertySystemdRefuses", {"sh", "-c", "touch @TMP@/ran"}, plain_env(), "", 3,
+                  with("properties", Pairs{{"TasksMax", "0"}}), "InvalidProperty", "'TasksMax=0'"}),
     [](const ::testing::TestParamInfo<BadLaunch>& info) { return info.param.name; });
 
 // After a Launch that failed with ExecFailed the command never ran; the docs call such an attempt
@@ -764,6 +778,51 @@ TEST_F(AnEngine, RunWithATimeoutIsEndedWholeByItselfWithCauseTimeout) {
   EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
   ASSERT_TRUE(r.cause) << "a receipt without a cause";
   EXPECT_EQ(to_string(*r.cause), "timeout");
+}
+
+// Issue 10 item 4 over the bus: Freeze stops the whole escaper tree (Frozen, `frozen 1`), Thaw lets
+// it go on, and a Reap of the frozen run ends every process of it with an exact receipt.
+TEST_F(AnEngine, FreezesAndThawsARunAndItsReapWhileFrozenIsExact) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  watch_run("r1");
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  launch("r1", {kEscaper, "--markers", markers}, STDERR_FILENO);
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  Record rec = record("r1");
+  std::string events = cgroup_folder(rec.cgroup) + "/cgroup.events";
+  auto freezer = [&](const char* method) { manager_->callMethod(method).onInterface(kManager).withArguments(std::string("r1")); };
+  freezer("Freeze");
+  EXPECT_TRUE(run_property<bool>("r1", "Frozen"));
+  EXPECT_THAT(read_file(events).value_or(""), HasSubstr("frozen 1"));
+  freezer("Thaw");
+  EXPECT_FALSE(run_property<bool>("r1", "Frozen"));
+  EXPECT_THAT(read_file(events).value_or(""), HasSubstr("frozen 0"));
+  freezer("Freeze");
+  ASSERT_TRUE(run_property<bool>("r1", "Frozen"));
+  for (const auto& [role, pid] : pids) EXPECT_TRUE(alive(pid)) << role << " ended while frozen";
+
+  auto [outcome, text] = reap("r1", kGraceUsec);
+  EXPECT_EQ(outcome, "complete");
+  for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
+  Receipt r = parse_receipt(text);
+  EXPECT_EQ(r.attempt, 1u);
+  EXPECT_EQ(r.unit, rec.unit);
+  EXPECT_EQ(r.invocation_id, rec.invocation_id);
+  EXPECT_TRUE(r.killed) << "the TERM ignorer can only go by SIGKILL";
+  ASSERT_TRUE(r.cause);
+  EXPECT_EQ(to_string(*r.cause), "reaped");
+  ASSERT_TRUE(r.usage);
+  EXPECT_TRUE(r.usage->cpu_usage_usec) << "cpu.stat is there on every cgroup2";
+  EXPECT_EQ(run_property<std::string>("r1", "Cause"), "reaped");
+  EXPECT_FALSE(run_property<bool>("r1", "Frozen"));
+  try {
+    freezer("Thaw");
+    ADD_FAILURE() << "Thaw of a reaped run succeeded";
+  } catch (const sdbus::Error& e) {
+    EXPECT_EQ(e.getName(), std::string(kErrorPrefix) + "RunFinished") << e.getMessage();
+  }
 }
 
 }  // namespace

@@ -81,6 +81,8 @@ TEST_F(ALaunch, OfARunThatIsRunningReapsTheFirstAttemptBeforeTheSecondStarts) {
   EXPECT_EQ(two.attempt, 2u);
   EXPECT_NE(two.unit, one.unit);
   EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), two.cgroup);
+  // The first attempt's reap has no receipt of its own (the run goes on); nerved's log says why it ended.
+  EXPECT_THAT(read_file(nerved_log_).value_or(""), HasSubstr("reaped before relaunch (cause relaunched): complete"));
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
@@ -251,7 +253,10 @@ TEST_F(ARunsOwner, ExitingReapsTheRun) {
   EXPECT_TRUE(wait_gone(run_pid, kEventTimeout))
       << "the run outlived its owner by " << kEventTimeout.count() << " ms: " << describe_process(run_pid);
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "no receipt after the owner exited";
-  EXPECT_EQ(to_string(receipt("r1").outcome), "complete");
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete");
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "owner_gone");
 }
 
 TEST_F(ARunsOwner, ExitingWhileNervedIsDownGetsTheRunReapedAtTheNextStart) {
@@ -266,7 +271,10 @@ TEST_F(ARunsOwner, ExitingWhileNervedIsDownGetsTheRunReapedAtTheNextStart) {
   EXPECT_TRUE(wait_gone(run_pid, kEventTimeout))
       << "the restarted nerved left a run whose owner is gone: " << describe_process(run_pid);
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "no receipt after the restart";
-  EXPECT_EQ(to_string(receipt("r1").outcome), "complete");
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete");
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "reconciled") << "the startup reconciliation ended it";
 }
 
 TEST_F(ARunsOwner, ExitingLeavesARunLaunchedWithKeep) {

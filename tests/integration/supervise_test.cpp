@@ -155,6 +155,8 @@ TEST_P(ASupervisorSignalled, EndsTheWholeTreeBeforeItExitsWith128PlusTheSignal) 
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "no receipt when nervectl exited";
   Receipt r = receipt("r1");
   EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "cancelled") << "the supervisor passed SIG" << signal_name(sig) << " on with Cancel";
   EXPECT_EQ(to_string(record("r1").state), "reaped");
   EXPECT_EQ(await_no_nerve_units(), "");
   if (sig == SIGTERM) {
@@ -299,6 +301,8 @@ TEST_F(ASupervisor, ExitsWithTheCommandsExitCode) {
   ASSERT_TRUE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "no receipt when nervectl exited";
   Receipt r = receipt("r1");
   EXPECT_THAT(to_string(r.outcome), AnyOf("complete", "no_scope")) << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "exited") << "the command ended by itself before the supervisor's reap";
   EXPECT_EQ(to_string(record("r1").state), "reaped");
   EXPECT_EQ(await_no_nerve_units(), "");
 }

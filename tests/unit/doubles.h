@@ -29,6 +29,8 @@ class MockSystemd : public Systemd {
   MOCK_METHOD(Result<void>, kill_unit, (const std::string& unit, int signo));
   MOCK_METHOD(Result<void>, set_unit_properties, (const std::string& unit, const std::vector<UnitProperty>& properties));
   MOCK_METHOD(Result<void>, freezer, (const std::string& unit, bool freeze));
+  using PropertyMap = std::map<std::string, PropertyValue>;
+  MOCK_METHOD(Result<PropertyMap>, read_properties, (const std::string& unit, const std::string& interface));
   MOCK_METHOD(void, start_scope, (const ScopeSpec& spec, Done<void> done), (override));
   MOCK_METHOD(void, stop_unit, (const std::string& unit, Done<void> done), (override));
 
@@ -39,6 +41,7 @@ class MockSystemd : public Systemd {
     ON_CALL(*this, list_scopes).WillByDefault(Return(Result<std::vector<std::string>>(std::vector<std::string>{})));
     ON_CALL(*this, kill_unit).WillByDefault(Return(Result<void>()));
     ON_CALL(*this, set_unit_properties).WillByDefault(Return(Result<void>()));
+    ON_CALL(*this, read_properties).WillByDefault(Return(Result<PropertyMap>(PropertyMap{})));
   }
   void version(Done<std::string> done) override { done(version()); }
   void lookup(const std::string& unit, Done<UnitState> done) override {
@@ -59,6 +62,9 @@ class MockSystemd : public Systemd {
     done(set_unit_properties(unit, properties));
   }
   void freezer(const std::string& unit, bool freeze, Done<void> done) override { done(freezer(unit, freeze)); }
+  void read_properties(const std::string& unit, const std::string& interface, Done<PropertyMap> done) override {
+    done(read_properties(unit, interface));
+  }
 
   static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };

@@ -140,6 +140,45 @@ TEST_F(AReapOp, CompletesUnkilledWhenTheCgroupEmptiesAfterTheStop) {
   EXPECT_EQ(receipt->error, "");
 }
 
+// Issue 10 item 6: the receipt says oom when the usage snapshot counts an OOM kill and the run ended
+// by itself (exited, owner gone); an explicit end (cancel, reap, timeout) keeps its own cause. No
+// memory controller on this host: the kernel's memory.events is replaced by the usage double.
+class AReapOpAfterAnOomKill : public AReapOp, public ::testing::WithParamInterface<std::pair<Cause, Cause>> {};
+
+TEST_P(AReapOpAfterAnOomKill, RecordsTheCauseOom) {
+  Usage u;
+  u.cpu_usage_usec = 10;
+  u.oom_kills = 1;
+  u.memory_peak_bytes = 33554432;
+  ON_CALL(cgroups, usage(record.cgroup, _)).WillByDefault(Return(std::optional<Usage>(u)));
+  reap(0, 0, GetParam().first);
+  empty_cgroup();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  EXPECT_EQ(receipt->cause, GetParam().second);
+  ASSERT_TRUE(receipt->usage);
+  EXPECT_EQ(receipt->usage->oom_kills, 1u);
+  EXPECT_TRUE(receipt->usage_final);
+}
+
+INSTANTIATE_TEST_SUITE_P(Causes, AReapOpAfterAnOomKill,
+                         ::testing::Values(std::pair{Cause::Exited, Cause::Oom}, std::pair{Cause::OwnerGone, Cause::Oom},
+                                           std::pair{Cause::Cancelled, Cause::Cancelled},
+                                           std::pair{Cause::Reaped, Cause::Reaped},
+                                           std::pair{Cause::Timeout, Cause::Timeout}),
+                         [](const auto& info) { return to_string(info.param.first); });
+
+TEST_F(AReapOp, WithoutAnOomKillKeepsTheCauseItWasStartedWith) {
+  Usage u;
+  u.cpu_usage_usec = 10;
+  u.oom_kills = 0;
+  ON_CALL(cgroups, usage(record.cgroup, _)).WillByDefault(Return(std::optional<Usage>(u)));
+  reap(0, 0, Cause::Exited);
+  empty_cgroup();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->cause, Cause::Exited);
+}
+
 TEST_F(AReapOp, CompletesWhenTheStopJobEndsWithTheCgroupEmpty) {
   reap(kShorterGraceUsec);
   cgroup_populated = false;

@@ -116,7 +116,7 @@ struct SdbusSystemd::Impl {
   Impl(sdbus::IConnection& b, EventLoop& loop, SystemdOptions o)
       : timers(loop),
         options(o),
-        link(b, loop, o.bus, o.private_socket,
+        link(b, loop, o.bus, o.private_socket, o.call_timeout,
              [this](const std::string& job, const std::string& result) { on_job_removed(job, result); }) {}
 
   sdbus::IProxy& manager() { return link.manager(); }

@@ -37,7 +37,6 @@ constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
 constexpr const char* kJobRemovedRule =
     "type='signal',sender='org.freedesktop.systemd1',path='/org/freedesktop/systemd1',"
     "interface='org.freedesktop.systemd1.Manager',member='JobRemoved'";
-constexpr auto kCallTimeout = std::chrono::seconds(5);
 
 // A D-Bus address value: every byte but [A-Za-z0-9_/.-] as %XX.
 std::string address_escape(const std::string& path) {
@@ -79,6 +78,7 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
   EventLoop& loop;
   SystemdBus mode;
   std::string socket;
+  std::chrono::milliseconds call_timeout;
   JobRemoved on_job_removed;
   std::unique_ptr<sdbus::IProxy> session_manager;
   // While up: the JobRemoved match, and on the private socket its connection and manager object.
@@ -91,8 +91,9 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
   std::size_t holds = 0;
   TimerId linger = 0;
 
-  Impl(sdbus::IConnection& s, EventLoop& l, SystemdBus m, std::string path, JobRemoved on_removed)
-      : session(s), loop(l), mode(m), socket(std::move(path)), on_job_removed(std::move(on_removed)),
+  Impl(sdbus::IConnection& s, EventLoop& l, SystemdBus m, std::string path, std::chrono::milliseconds timeout,
+       JobRemoved on_removed)
+      : session(s), loop(l), mode(m), socket(std::move(path)), call_timeout(timeout), on_job_removed(std::move(on_removed)),
         session_manager(sdbus::createProxy(s, kService, kPath)) {
     if (mode != SystemdBus::Session && socket.empty()) {
       if (mode == SystemdBus::Private) throw std::runtime_error("--systemd-bus=private: XDG_RUNTIME_DIR is not set");
@@ -133,7 +134,7 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
     // on only to a match. A restarted manager forgets its subscribers: each time the link comes up,
     // Subscribe again. AddMatch waits for its answer, so the match is in place before any job starts.
     job_match = match_job_removed(session);
-    session_manager->callMethodAsync("Subscribe").onInterface(kManager).withTimeout(kCallTimeout).uponReplyInvoke(
+    session_manager->callMethodAsync("Subscribe").onInterface(kManager).withTimeout(call_timeout).uponReplyInvoke(
         [](const sdbus::Error*) {});
     up = true;
     via_private = false;
@@ -148,7 +149,7 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
       sdbus::Variant version;
       direct_manager->callMethod("Get")
           .onInterface("org.freedesktop.DBus.Properties")
-          .withTimeout(kCallTimeout)
+          .withTimeout(call_timeout)
           .withArguments(std::string(kManager), std::string("Version"))
           .storeResultsTo(version);
       private_checked = true;
@@ -178,7 +179,7 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
     up = false;
     if (via_private) return close_private();
     job_match.reset();  // RemoveMatch
-    session_manager->callMethodAsync("Unsubscribe").onInterface(kManager).withTimeout(kCallTimeout).uponReplyInvoke(
+    session_manager->callMethodAsync("Unsubscribe").onInterface(kManager).withTimeout(call_timeout).uponReplyInvoke(
         [](const sdbus::Error*) {});
   }
 
@@ -203,8 +204,9 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
 };
 
 SystemdLink::SystemdLink(sdbus::IConnection& session, EventLoop& loop, SystemdBus mode, std::string private_socket,
-                         JobRemoved on_job_removed)
-    : impl_(std::make_shared<Impl>(session, loop, mode, std::move(private_socket), std::move(on_job_removed))) {
+                         std::chrono::milliseconds call_timeout, JobRemoved on_job_removed)
+    : impl_(std::make_shared<Impl>(session, loop, mode, std::move(private_socket), call_timeout,
+                                   std::move(on_job_removed))) {
   if (impl_->mode == SystemdBus::Session) spdlog::info("systemd user manager: through the session bus");
 }
 

@@ -41,8 +41,10 @@ class SystemdLink {
   using JobRemoved = std::function<void(const std::string& job, const std::string& result)>;
   static constexpr auto kLinger = std::chrono::milliseconds(250);
 
+  // 'call_timeout' bounds the one synchronous call: the first use of the private socket asks the
+  // manager's Version, to know whether it takes the connection.
   SystemdLink(sdbus::IConnection& session, EventLoop& loop, SystemdBus mode, std::string private_socket,
-              JobRemoved on_job_removed);
+              std::chrono::milliseconds call_timeout, JobRemoved on_job_removed);
   ~SystemdLink();
 
   // Keeps the link up while the returned token lives. Throws sdbus::Error when the manager cannot be

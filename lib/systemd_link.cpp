@@ -143,28 +143,41 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
   void open_private() {
     direct = connect_direct(socket);
     direct_manager = sdbus::createProxy(*direct, kService, kPath);
-    if (!private_checked) {
-      // Once: does the manager take this connection (it refuses another user's)? A refusal shows
-      // only at the first answer, so ask for one; afterwards a failure is a broken connection.
-      sdbus::Variant version;
-      direct_manager->callMethod("Get")
-          .onInterface("org.freedesktop.DBus.Properties")
-          .withTimeout(call_timeout)
-          .withArguments(std::string(kManager), std::string("Version"))
-          .storeResultsTo(version);
-      private_checked = true;
-      spdlog::info("systemd user manager: through its private socket {}", socket);
-    }
+    if (!private_checked) check_private();
     // A private connection gets every signal of the manager unasked (no Subscribe); the match only
     // picks JobRemoved out of them.
     job_match = match_job_removed(*direct);
-    loop.attach_bus(*direct, [weak = weak_from_this()] {
-      if (auto self = weak.lock()) self->loop.add_timer(Clock::duration::zero(), [weak] {
-          if (auto s = weak.lock()) s->go_down();
+    loop.attach_bus(*direct, [weak = weak_from_this(), failed = direct.get()] {
+      if (auto self = weak.lock()) self->loop.add_timer(Clock::duration::zero(), [weak, failed] {
+          if (auto s = weak.lock()) s->private_failed(failed);
         });
     });
     up = true;
     via_private = true;
+  }
+
+  // Does the manager take this connection (it refuses another user's)? A refusal shows only at the
+  // first answer: ask for one, without waiting for it. Until it comes, a failure of the connection is
+  // a refusal (auto: the session bus from then on); afterwards it is a broken connection (the next
+  // call opens a new one).
+  void check_private() {
+    direct_manager->callMethodAsync("Get")
+        .onInterface("org.freedesktop.DBus.Properties")
+        .withArguments(std::string(kManager), std::string("Version"))
+        .withTimeout(call_timeout)
+        .uponReplyInvoke([weak = weak_from_this()](const sdbus::Error* err, sdbus::Variant) {
+          auto self = weak.lock();
+          if (!self || err || self->private_checked) return;
+          self->private_checked = true;
+          spdlog::info("systemd user manager: through its private socket {}", self->socket);
+        });
+  }
+
+  // Only the connection that failed goes, if it is still the one in use.
+  void private_failed(const sdbus::IConnection* failed) {
+    if (!up || !via_private || direct.get() != failed) return;
+    if (!private_checked && mode == SystemdBus::Auto) fall_back("refused the connection");
+    go_down();
   }
 
   void close_private() {

@@ -81,7 +81,7 @@ struct Nerved {
         unavailable(why_unavailable(cgroup2)),
         bus(sdbus::createSessionBusConnection()),
         cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
-        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout}),
+        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout, .bus = parse_systemd_bus(opt.systemd_bus)}),
         owners(loop, *bus),
         lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
                   LifecycleOptions{.retry_first = opt.retry_first}),

@@ -51,6 +51,11 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
   app.add_option("--retry-first", retry_ms, "first delay before a pending reap is tried again (default 1000)")
       ->type_name("MS")
       ->check(CLI::Range(1, 600'000));
+  app.add_option("--systemd-bus", o.systemd_bus,
+                 "reach the user manager through its private socket, the session bus, or auto (default: the "
+                 "private socket when it takes the connection)")
+      ->type_name("WAY")
+      ->check(CLI::IsMember({"auto", "private", "session"}));
   app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")
       ->type_name("NAME")
       ->check([](const std::string& s) {

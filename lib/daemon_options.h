@@ -27,6 +27,9 @@ struct DaemonOptions {
   std::chrono::milliseconds systemd_timeout{5000};
   // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).
   std::chrono::milliseconds retry_first{1000};
+  // How nerved reaches the systemd user manager (systemd_link.h): "auto" (its private socket when it
+  // takes the connection, else the session bus), "private" or "session".
+  std::string systemd_bus = "auto";
   // The slice of a run that names none (run_controls.h).
   std::string default_slice = "nerve.slice";
 };

@@ -17,16 +17,24 @@ EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
 
 EventLoop::~EventLoop() = default;
 
-void EventLoop::attach_bus(sdbus::IConnection& bus) {
-  bus_ = &bus;
+void EventLoop::attach_bus(sdbus::IConnection& bus, std::function<void()> failed) {
   auto pd = bus.getEventLoopPollData();
-  bus_fd_ = pd.fd;
-  bus_events_ = static_cast<std::uint32_t>(pd.events);
+  Bus b{&bus, pd.fd, static_cast<std::uint32_t>(pd.events), std::move(failed)};
   epoll_event ev{};
-  ev.events = bus_events_;
-  ev.data.u64 = static_cast<std::uint32_t>(bus_fd_);  // generation 0: the bus
-  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, bus_fd_, &ev) < 0)
+  ev.events = b.events;
+  ev.data.u64 = static_cast<std::uint32_t>(b.fd);  // generation 0: a bus
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, b.fd, &ev) < 0)
     throw std::system_error(errno, std::generic_category(), "epoll_ctl(bus)");
+  buses_.push_back(std::move(b));
+}
+
+void EventLoop::detach_bus(sdbus::IConnection& bus) {
+  for (auto it = buses_.begin(); it != buses_.end(); ++it)
+    if (it->connection == &bus) {
+      ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->fd, nullptr);
+      buses_.erase(it);
+      return;
+    }
 }
 
 void EventLoop::watch_fd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> fn) {
@@ -68,28 +76,48 @@ void EventLoop::cancel_timer(TimerId id) {
 }
 
 void EventLoop::process_bus() {
-  if (!bus_) return;
-  while (bus_->processPendingRequest()) {
+  // By index: a message's handler may attach another bus (appended), never detach one.
+  std::vector<std::function<void()>> failures;
+  for (std::size_t i = 0; i < buses_.size(); ++i) {
+    sdbus::IConnection* connection = buses_[i].connection;
+    try {
+      while (connection->processPendingRequest()) {
+      }
+    } catch (const std::exception& e) {
+      if (!buses_[i].failed) {
+        spdlog::error("unexpected failure in a bus message: {}; going on", e.what());
+        continue;
+      }
+      spdlog::warn("a bus connection failed: {}", e.what());
+      failures.push_back(buses_[i].failed);
+    }
   }
+  for (auto& f : failures) guarded("a bus failure", f);
+}
+
+// The bus may hold already-read messages (timeout 0) or want POLLOUT: ask each bus every turn.
+int EventLoop::bus_timeout() {
+  int timeout_ms = -1;
+  for (auto& b : buses_) {
+    auto pd = b.connection->getEventLoopPollData();
+    if (static_cast<std::uint32_t>(pd.events) != b.events) {
+      b.events = static_cast<std::uint32_t>(pd.events);
+      epoll_event ev{};
+      ev.events = b.events;
+      ev.data.u64 = static_cast<std::uint32_t>(b.fd);
+      ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, b.fd, &ev);
+    }
+    int t = pd.getPollTimeout();
+    if (t >= 0) timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+  }
+  return timeout_ms;
 }
 
 void EventLoop::run() {
   stopping_ = false;
   epoll_event events[32];
   while (!stopping_) {
-    // The bus may hold already-read messages (timeout 0) or want POLLOUT: ask it every turn.
-    int timeout_ms = -1;
-    if (bus_) {
-      auto pd = bus_->getEventLoopPollData();
-      if (static_cast<std::uint32_t>(pd.events) != bus_events_) {
-        bus_events_ = static_cast<std::uint32_t>(pd.events);
-        epoll_event ev{};
-        ev.events = bus_events_;
-        ev.data.u64 = static_cast<std::uint32_t>(bus_fd_);
-        ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, bus_fd_, &ev);
-      }
-      timeout_ms = pd.getPollTimeout();
-    }
+    int timeout_ms = bus_timeout();
     if (!timers_.empty()) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(timers_.begin()->first - Clock::now());
       int t = left.count() < 0 ? 0 : static_cast<int>(left.count());
@@ -103,14 +131,14 @@ void EventLoop::run() {
     for (int i = 0; i < n; ++i) {
       int fd = static_cast<int>(events[i].data.u64 & 0xffffffffu);
       std::uint64_t gen = events[i].data.u64 >> 32;
-      if (gen == 0) continue;  // the bus: processed below
+      if (gen == 0) continue;  // a bus: processed below
       auto it = fds_.find(fd);
       if (it == fds_.end() || it->second.generation != gen) continue;  // unwatched, or a stale event
       auto fn = it->second.fn;  // keeps the callback alive if it unwatches itself
       guarded("an fd callback", [&] { (*fn)(events[i].events); });
     }
     // Always: the bus may have queued messages while a callback made a call, or a call timed out.
-    guarded("a bus message", [&] { process_bus(); });
+    process_bus();
     // Timers due now, in order; a callback may add or cancel timers.
     auto now = Clock::now();
     while (!timers_.empty() && timers_.begin()->first <= now) {

@@ -1,7 +1,8 @@
 // nerved's single-threaded event loop.
 //
-// One epoll set holds the bus connection's fd (with the events and timeout sdbus-c++ asks for, read
-// anew every turn), and any fd a component watches: inotify for cgroup.events, pidfds, signalfd.
+// One epoll set holds the bus connections' fds (with the events and timeout sdbus-c++ asks for, read
+// anew every turn: the session bus, and the user manager's private socket while nerved uses it), and
+// any fd a component watches: inotify for cgroup.events, pidfds, signalfd.
 // Timers are kept in a sorted map and turned into the epoll timeout. Every callback runs on this
 // thread, so nerved's state needs no locks. Components reach the loop through the Timers interface,
 // which unit tests replace with a manual clock.
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace sdbus {
 class IConnection;
@@ -39,8 +41,12 @@ class EventLoop : public Timers {
   EventLoop();
   ~EventLoop() override;
 
-  // The bus connection whose requests this loop processes.
-  void attach_bus(sdbus::IConnection& bus);
+  // A bus connection whose messages this loop processes (nerved's session bus; its connection to the
+  // user manager's private socket while it is open). 'failed' runs when processing it throws (the
+  // connection is broken); without one, the failure is logged and the loop goes on.
+  void attach_bus(sdbus::IConnection& bus, std::function<void()> failed = {});
+  // Not called from inside the processing of that bus's messages.
+  void detach_bus(sdbus::IConnection& bus);
 
   // Calls fn(revents) whenever 'fd' is ready for 'events' (EPOLLIN, ...). One callback per fd.
   void watch_fd(int fd, std::uint32_t events, std::function<void(std::uint32_t)> fn);
@@ -63,12 +69,18 @@ class EventLoop : public Timers {
     std::shared_ptr<std::function<void(std::uint32_t)>> fn;
   };
 
+  struct Bus {
+    sdbus::IConnection* connection;
+    int fd;
+    std::uint32_t events;
+    std::function<void()> failed;
+  };
+  int bus_timeout();
+
   Fd epoll_;
-  sdbus::IConnection* bus_ = nullptr;
-  int bus_fd_ = -1;
-  std::uint32_t bus_events_ = 0;
+  std::vector<Bus> buses_;
   std::unordered_map<int, Watch> fds_;
-  std::uint64_t next_generation_ = 0;  // 0 is the bus
+  std::uint64_t next_generation_ = 0;  // 0 is a bus
   std::multimap<Clock::time_point, std::pair<TimerId, std::function<void()>>> timers_;
   std::unordered_map<TimerId, Clock::time_point> timer_index_;
   TimerId next_timer_ = 1;

@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "host.h"
 #include "nerve_version.h"
+#include "bus_caller.h"
 #include "owners.h"
 #include "run_id.h"
 #include "run_controls.h"
@@ -93,7 +94,7 @@ void check_caller_uid(uid_t uid) {
 }  // namespace
 
 void ManagerObject::check_current_caller() {
-  check_caller_uid(getObject().getCurrentlyProcessedMessage()->getCredsUid());
+  check_caller_uid(bus_caller(getObject().getConnection(), getObject().getCurrentlyProcessedMessage()->getSender()).uid);
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher,
@@ -133,9 +134,10 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
 ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t grace_usec,
                                               const std::map<std::string, sdbus::Variant>& options) {
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  pid_t pid = msg->getCredsPid();
+  BusCaller caller = bus_caller(getObject().getConnection(), msg->getSender());
+  pid_t pid = caller.pid;
   if (pid <= 0) throw_bus_error(error::AccessDenied, "the caller's pid is unknown; it cannot be contained");
-  check_caller_uid(msg->getCredsUid());
+  check_caller_uid(caller.uid);
   ContainRequest req;
   req.run = run;
   req.pid = pid;
@@ -268,9 +270,10 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   set_launch_options(req, options);
   if (req.grace_usec == 0) req.grace_usec = settings_.default_grace_usec;
   const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  check_caller_uid(msg->getCredsUid());
+  BusCaller caller = bus_caller(getObject().getConnection(), msg->getSender());
+  check_caller_uid(caller.uid);
   if (req.spawn.sealed) require_sealing(run);
-  req.caller_pid = msg->getCredsPid();
+  req.caller_pid = caller.pid;
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
   req.owner.kind = OwnerKind::Bus;
   req.owner.name = msg->getSender();

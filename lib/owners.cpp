@@ -34,13 +34,52 @@ std::string describe(const Owner& o) {
 }
 
 OwnerWatcher::OwnerWatcher(EventLoop& loop, sdbus::IConnection& bus)
-    : loop_(loop), dbus_(sdbus::createProxy(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
-  dbus_->uponSignal("NameOwnerChanged")
-      .onInterface("org.freedesktop.DBus")
-      .call([this](const std::string& name, const std::string&, const std::string& new_owner) {
-        if (new_owner.empty()) on_name_lost(name);
-      });
-  dbus_->finishRegistration();
+    : loop_(loop), dbus_(sdbus::createProxy(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus")), bus_(bus) {}
+
+bool OwnerWatcher::match_name(const std::string& name) {
+  auto [it, added] = name_matches_.try_emplace(name);
+  ++it->second.runs;
+  idle_names_.remove(name);
+  if (!added) return true;
+  std::string rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                     "interface='org.freedesktop.DBus',member='NameOwnerChanged'";
+  auto handler = [this](sdbus::Message& msg) {
+    std::string lost, old_owner, new_owner;
+    msg >> lost >> old_owner >> new_owner;
+    if (new_owner.empty()) on_name_lost(lost);
+  };
+  // AddMatch waits for dbus-daemon's answer: the match is in place before alive() asks.
+  try {
+    it->second.slot = std::shared_ptr<void>(bus_.addMatch(rule + ",arg0='" + name + "'", handler));
+  } catch (const sdbus::Error& e) {
+    // Out of match rules (dbus-daemon's limit per connection): every NameOwnerChanged then, rather
+    // than an owner's end missed.
+    spdlog::warn("cannot match NameOwnerChanged of {} alone ({}); matching every NameOwnerChanged", name,
+                 e.getMessage());
+    if (!every_name_) every_name_ = std::shared_ptr<void>(bus_.addMatch(rule, handler));
+  }
+  return false;
+}
+
+void OwnerWatcher::unmatch_name(const std::string& name) {
+  auto it = name_matches_.find(name);
+  if (it == name_matches_.end() || --it->second.runs > 0) return;
+  // Kept while the name lives, for its next run (an engine launches again: nothing to ask), up to
+  // kIdleNames names; its end wakes nerved once, then the match goes.
+  idle_names_.push_back(name);
+  if (idle_names_.size() > kIdleNames) {
+    std::string oldest = idle_names_.front();
+    drop_match(oldest);
+  }
+}
+
+void OwnerWatcher::drop_match(const std::string& name) {
+  idle_names_.remove(name);
+  auto it = name_matches_.find(name);
+  if (it == name_matches_.end()) return;
+  // Not inside the match's own handler: the slot goes on a later turn of the loop (RemoveMatch).
+  loop_.add_timer(Clock::duration::zero(), [slot = std::move(it->second.slot)] {});
+  name_matches_.erase(it);
 }
 
 OwnerWatcher::~OwnerWatcher() {
@@ -98,11 +137,14 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
     }
   } else if (owner.kind == OwnerKind::Bus) {
     // Listen first, then ask: a name that goes after the question is seen by the signal.
+    // A name matched already is alive: its end would have removed the match.
     w.name = owner.name;
+    bool matched = match_name(owner.name);
     watches_[run] = std::move(w);
-    if (alive(owner)) return;
+    if (matched || alive(owner)) return;
     auto it = watches_.find(run);
     auto fn = std::move(it->second.gone);
+    drop_match(owner.name);
     watches_.erase(it);
     loop_.add_timer(Clock::duration::zero(), std::move(fn));
     return;
@@ -132,6 +174,7 @@ void OwnerWatcher::unwatch(const std::string& run) {
   if (it == watches_.end()) return;
   if (it->second.retry) loop_.cancel_timer(it->second.retry);
   if (it->second.pidfd) loop_.unwatch_fd(it->second.pidfd.get());
+  if (!it->second.name.empty()) unmatch_name(it->second.name);
   watches_.erase(it);
 }
 
@@ -139,6 +182,7 @@ void OwnerWatcher::on_name_lost(const std::string& name) {
   std::vector<std::string> runs;
   for (auto& [run, w] : watches_)
     if (!w.name.empty() && w.name == name) runs.push_back(run);
+  drop_match(name);
   for (auto& run : runs) {
     auto it = watches_.find(run);
     auto gone = std::move(it->second.gone);

@@ -14,6 +14,7 @@
 #include "record.h"
 
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,12 @@ class OwnerWatcher : public OwnerWatch {
 
  private:
   void on_name_lost(const std::string& name);
+  // One NameOwnerChanged match per watched bus name (arg0 = the name), shared by its runs: an
+  // unrelated client that comes or goes does not wake nerved. match_name is true when the name was
+  // matched already (then it is alive: its end removes the match).
+  bool match_name(const std::string& name);
+  void unmatch_name(const std::string& name);
+  void drop_match(const std::string& name);
   void retry_watch(const std::string& run, const Owner& owner, std::function<void()> gone, int err);
 
   static constexpr auto kWatchRetry = std::chrono::seconds(1);
@@ -63,6 +70,15 @@ class OwnerWatcher : public OwnerWatch {
   EventLoop& loop_;
   std::unique_ptr<sdbus::IProxy> dbus_;
   std::map<std::string, Watch> watches_;
+  struct NameMatch {
+    std::shared_ptr<void> slot;
+    int runs = 0;
+  };
+  std::map<std::string, NameMatch> name_matches_;
+  static constexpr std::size_t kIdleNames = 64;
+  std::list<std::string> idle_names_;  // matched names without runs now, oldest first
+  std::shared_ptr<void> every_name_;  // only when a name's own match could not be added
+  sdbus::IConnection& bus_;
 };
 
 }  // namespace nerve

@@ -3,6 +3,7 @@
 #include "event_loop.h"
 #include "bus_label.h"
 #include "host.h"
+#include "systemd_link.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/syscall.h>
@@ -98,10 +99,9 @@ std::string unit_object_path(const std::string& unit) {
 }
 
 struct SdbusSystemd::Impl {
-  sdbus::IConnection& bus;
   Timers& timers;
   SystemdOptions options;
-  std::unique_ptr<sdbus::IProxy> manager;
+  SystemdLink link;
   // Jobs we wait for, by object path; and JobRemoved results that arrived before we knew the path
   // (kept briefly, in arrival order, so a reply processed after its signal still finds its result).
   struct Waiting {
@@ -113,14 +113,35 @@ struct SdbusSystemd::Impl {
   std::deque<std::string> early_order;
   bool pidfds_unsupported = false;
 
-  Impl(sdbus::IConnection& b, Timers& t, SystemdOptions o)
-      : bus(b), timers(t), options(o), manager(sdbus::createProxy(b, kService, kPath)) {
-    manager->uponSignal("JobRemoved")
-        .onInterface(kManager)
-        .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
-          on_job_removed(job, result);
-        });
-    manager->finishRegistration();
+  Impl(sdbus::IConnection& b, EventLoop& loop, SystemdOptions o)
+      : timers(loop),
+        options(o),
+        link(b, loop, o.bus, o.private_socket, o.call_timeout,
+             [this](const std::string& job, const std::string& result) { on_job_removed(job, result); }) {}
+
+  sdbus::IProxy& manager() { return link.manager(); }
+
+  // Sends what 'send' sends with the link to the manager held until 'done' has run (a call in flight
+  // or a job awaited keeps it up); the link's or the send's failure goes to 'done', once.
+  template <typename T>
+  void with_link(Done<T> done, const std::function<void(Done<T>)>& send) {
+    std::shared_ptr<void> token;
+    try {
+      token = link.hold();
+    } catch (const sdbus::Error& e) {
+      return done(from(e));
+    }
+    auto once = std::make_shared<bool>(false);
+    Done<T> held = [token, once, done](Result<T> r) mutable {
+      if (std::exchange(*once, true)) return;
+      auto keep = std::move(token);
+      done(std::move(r));
+    };
+    try {
+      send(held);
+    } catch (const sdbus::Error& e) {
+      held(from(e));
+    }
   }
 
   void on_job_removed(const std::string& job, const std::string& result) {
@@ -159,20 +180,19 @@ struct SdbusSystemd::Impl {
     waiting[job] = Waiting{std::move(done), timer};
   }
 
-  // Without Subscribe the manager does not send JobRemoved to us. Sent before every job (a restarted
-  // manager forgets its subscribers), without waiting: the bus keeps the order of our messages, so
-  // the manager has it before the job's call. Its answer (AlreadySubscribed, usually) is not needed.
-  void subscribe() {
-    manager->callMethodAsync("Subscribe").onInterface(kManager).withTimeout(options.call_timeout).uponReplyInvoke(
-        [](const sdbus::Error*) {});
-  }
-
   // Calls 'method' (which starts a job) and completes when the job is removed.
   template <typename... Args>
   void call_job(const char* method, std::optional<std::chrono::milliseconds> deadline,
                 std::function<bool(const sdbus::Error&)> retry, Done<void> done, Args... args) {
-    subscribe();
-    manager->callMethodAsync(method)
+    with_link<void>(std::move(done), [=, this](Done<void> held) {
+      send_job(method, deadline, retry, std::move(held), args...);
+    });
+  }
+
+  template <typename... Args>
+  void send_job(const char* method, std::optional<std::chrono::milliseconds> deadline,
+                std::function<bool(const sdbus::Error&)> retry, Done<void> done, Args... args) {
+    manager().callMethodAsync(method)
         .onInterface(kManager)
         .withArguments(args...)
         .withTimeout(kSystemdJobCallTimeout)
@@ -203,6 +223,7 @@ struct SdbusSystemd::Impl {
   std::uint64_t next_lookup = 1;
 
   void lookup(const std::string& unit, Done<UnitState> done);
+  void call(const char* method, Done<void> done, const std::function<void(sdbus::MethodCall&)>& args);
   void get(sdbus::IProxy& proxy, const char* iface, const char* name, const std::shared_ptr<Gather>& g,
            std::function<void(Gather&, const sdbus::Variant&)> store);
 };
@@ -236,11 +257,12 @@ void SdbusSystemd::Impl::lookup(const std::string& unit, Done<UnitState> done) {
   std::uint64_t id = next_lookup++;
   auto g = std::make_shared<Gather>();
   g->done = [this, id, done = std::move(done)](Result<UnitState> r) {
-    auto node = unit_proxies.extract(id);
-    timers.add_timer(Clock::duration::zero(), [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
+    if (auto node = unit_proxies.extract(id))
+      timers.add_timer(Clock::duration::zero(), [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
     done(std::move(r));
   };
-  auto& proxy = *unit_proxies.emplace(id, sdbus::createProxy(bus, kService, unit_object_path(unit))).first->second;
+  auto proxy_of = sdbus::createProxy(link.connection(), kService, unit_object_path(unit));
+  auto& proxy = *unit_proxies.emplace(id, std::move(proxy_of)).first->second;
   get(proxy, kUnit, "InvocationID", g, [](Gather& g, const sdbus::Variant& v) {
     auto bytes = v.get<std::vector<uint8_t>>();
     bool zero = true;
@@ -254,40 +276,60 @@ void SdbusSystemd::Impl::lookup(const std::string& unit, Done<UnitState> done) {
   get(proxy, kUnit, "LoadState", g, [](Gather& g, const sdbus::Variant& v) { g.load_state = v.get<std::string>(); });
 }
 
-SdbusSystemd::SdbusSystemd(sdbus::IConnection& bus, Timers& timers, SystemdOptions options)
-    : impl_(std::make_unique<Impl>(bus, timers, options)) {}
+// A manager method whose answer has no value worth keeping: done({}) or its error.
+void SdbusSystemd::Impl::call(const char* method, Done<void> done, const std::function<void(sdbus::MethodCall&)>& args) {
+  with_link<void>(std::move(done), [this, method, &args](Done<void> held) {
+    auto call = manager().createMethodCall(kManager, method);
+    args(call);
+    manager().callMethod(call, [held](sdbus::MethodReply&, const sdbus::Error* err) {
+      if (err) return held(from(*err));
+      held({});
+    }, std::chrono::duration_cast<std::chrono::microseconds>(options.call_timeout).count());
+  });
+}
+
+SdbusSystemd::SdbusSystemd(sdbus::IConnection& bus, EventLoop& loop, SystemdOptions options)
+    : impl_(std::make_unique<Impl>(bus, loop, options)) {}
 SdbusSystemd::~SdbusSystemd() = default;
 
 void SdbusSystemd::version(Done<std::string> done) {
-  impl_->manager->callMethodAsync("Get")
-      .onInterface(kProperties)
-      .withArguments(std::string(kManager), std::string("Version"))
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err, sdbus::Variant v) {
-        if (err) return done(from(*err));
-        try {
-          done(v.get<std::string>());
-        } catch (const sdbus::Error& e) {
-          done(from(e));
-        }
-      });
+  impl_->with_link<std::string>(std::move(done), [this](Done<std::string> held) {
+    impl_->manager()
+        .callMethodAsync("Get")
+        .onInterface(kProperties)
+        .withArguments(std::string(kManager), std::string("Version"))
+        .withTimeout(impl_->options.call_timeout)
+        .uponReplyInvoke([held](const sdbus::Error* err, sdbus::Variant v) {
+          if (err) return held(from(*err));
+          try {
+            held(v.get<std::string>());
+          } catch (const sdbus::Error& e) {
+            held(from(e));
+          }
+        });
+  });
 }
 
-void SdbusSystemd::lookup(const std::string& unit, Done<UnitState> done) { impl_->lookup(unit, std::move(done)); }
+void SdbusSystemd::lookup(const std::string& unit, Done<UnitState> done) {
+  impl_->with_link<UnitState>(std::move(done), [this, unit](Done<UnitState> held) { impl_->lookup(unit, std::move(held)); });
+}
 
 void SdbusSystemd::list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) {
   using UnitRow = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
                                 sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
-  impl_->manager->callMethodAsync("ListUnitsByPatterns")
-      .onInterface(kManager)
-      .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err, std::vector<UnitRow> rows) {
-        if (err) return done(from(*err));
-        std::vector<std::string> units;
-        for (auto& r : rows) units.push_back(r.get<0>());
-        done(std::move(units));
-      });
+  impl_->with_link<std::vector<std::string>>(std::move(done), [this, pattern](Done<std::vector<std::string>> held) {
+    impl_->manager()
+        .callMethodAsync("ListUnitsByPatterns")
+        .onInterface(kManager)
+        .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
+        .withTimeout(impl_->options.call_timeout)
+        .uponReplyInvoke([held](const sdbus::Error* err, std::vector<UnitRow> rows) {
+          if (err) return held(from(*err));
+          std::vector<std::string> units;
+          for (auto& r : rows) units.push_back(r.get<0>());
+          held(std::move(units));
+        });
+  });
 }
 
 void SdbusSystemd::start_scope(const ScopeSpec& spec, Done<void> done) {
@@ -299,37 +341,17 @@ void SdbusSystemd::stop_unit(const std::string& unit, Done<void> done) {
 }
 
 void SdbusSystemd::kill_unit(const std::string& unit, int signo, Done<void> done) {
-  impl_->manager->callMethodAsync("KillUnit")
-      .onInterface(kManager)
-      .withArguments(unit, std::string("all"), int32_t{signo})
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
-        if (err) return done(from(*err));
-        done({});
-      });
+  impl_->call("KillUnit", std::move(done), [&](sdbus::MethodCall& m) { m << unit << std::string("all") << int32_t{signo}; });
 }
 
 void SdbusSystemd::set_unit_properties(const std::string& unit, const std::vector<UnitProperty>& properties,
                                        Done<void> done) {
-  impl_->manager->callMethodAsync("SetUnitProperties")
-      .onInterface(kManager)
-      .withArguments(unit, false, to_properties(properties))
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
-        if (err) return done(from(*err));
-        done({});
-      });
+  impl_->call("SetUnitProperties", std::move(done),
+              [&](sdbus::MethodCall& m) { m << unit << false << to_properties(properties); });
 }
 
 void SdbusSystemd::freezer(const std::string& unit, bool freeze, Done<void> done) {
-  impl_->manager->callMethodAsync(freeze ? "FreezeUnit" : "ThawUnit")
-      .onInterface(kManager)
-      .withArguments(unit)
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([done = std::move(done)](const sdbus::Error* err) {
-        if (err) return done(from(*err));
-        done({});
-      });
+  impl_->call(freeze ? "FreezeUnit" : "ThawUnit", std::move(done), [&](sdbus::MethodCall& m) { m << unit; });
 }
 
 namespace {

@@ -10,6 +10,7 @@
 
 #include "defaults.h"
 #include "result.h"
+#include "systemd_link.h"
 #include "unit_properties.h"
 
 #include <sys/types.h>
@@ -27,7 +28,7 @@ class IConnection;
 
 namespace nerve {
 
-class Timers;
+class EventLoop;
 
 struct UnitState {
   std::string invocation_id;  // 32 hex digits, or "" when the unit has none
@@ -91,12 +92,17 @@ struct SystemdOptions {
   std::chrono::milliseconds call_timeout = kSystemdCallTimeout;
   // The deadline of a start job (from its call's reply to its JobRemoved).
   std::chrono::milliseconds start_job_timeout = kStartJobTimeout;
+  // How the manager is reached (systemd_link.h): its private socket when it takes the connection, else
+  // the session bus.
+  SystemdBus bus = SystemdBus::Auto;
+  std::string private_socket = default_private_socket();
 };
 
 class SdbusSystemd : public Systemd {
  public:
-  // 'bus' is the connection nerved's event loop processes; 'timers' that loop.
-  SdbusSystemd(sdbus::IConnection& bus, Timers& timers, SystemdOptions options = {});
+  // 'bus' is nerved's session bus connection, which 'loop' processes; the link to the manager
+  // (systemd_link.h) uses it or a connection of its own to the manager's private socket.
+  SdbusSystemd(sdbus::IConnection& bus, EventLoop& loop, SystemdOptions options = {});
   ~SdbusSystemd() override;
 
   void version(Done<std::string> done) override;

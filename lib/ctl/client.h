@@ -15,9 +15,9 @@ class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_pro
  public:
   explicit Client(std::unique_ptr<sdbus::IConnection> bus)
       : ProxyInterfaces(*bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1"), bus_(std::move(bus)) {
-    registerProxy();
+    // No registerProxy(): it would AddMatch RunExited, a synchronous round trip to dbus-daemon that no
+    // verb needs (`events` has a match of its own). Calls work without it.
   }
-  ~Client() { unregisterProxy(); }
   sdbus::IConnection& bus() { return *bus_; }
 
   // GetManagedObjects of the manager's org.freedesktop.DBus.ObjectManager: every run object with
@@ -31,7 +31,7 @@ class Client : public sdbus::ProxyInterfaces<org::nerve::Lifecycle1::Manager_pro
   }
 
  private:
-  // nervectl's verbs make calls only; engines that launch over the bus watch this signal.
+  // nervectl's verbs make calls only, and never hear this signal; engines that launch over the bus watch it.
   void onRunExited(const std::string&, const int32_t&, const int32_t&, const std::string&) override {}
 
   std::unique_ptr<sdbus::IConnection> bus_;

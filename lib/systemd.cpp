@@ -367,24 +367,28 @@ std::optional<PropertyValue> property_value(const sdbus::Variant& v) {
 
 void SdbusSystemd::read_properties(const std::string& unit, const std::string& interface,
                                    Done<std::map<std::string, PropertyValue>> done) {
-  std::uint64_t id = impl_->next_lookup++;
-  auto& proxy = *impl_->unit_proxies.emplace(id, sdbus::createProxy(impl_->bus, kService, unit_object_path(unit)))
-                     .first->second;
-  proxy.callMethodAsync("GetAll")
-      .onInterface(kProperties)
-      .withArguments(interface)
-      .withTimeout(impl_->options.call_timeout)
-      .uponReplyInvoke([impl = impl_.get(), id, done = std::move(done)](
-                           const sdbus::Error* err, std::map<std::string, sdbus::Variant> all) {
-        // The proxy goes on a later turn of the loop, never inside its own reply handler.
-        auto node = impl->unit_proxies.extract(id);
-        impl->timers.add_timer(Clock::duration::zero(), [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
-        if (err) return done(from(*err));
-        std::map<std::string, PropertyValue> values;
-        for (const auto& [name, v] : all)
-          if (auto value = property_value(v)) values.emplace(name, std::move(*value));
-        done(std::move(values));
-      });
+  using Values = std::map<std::string, PropertyValue>;
+  impl_->with_link<Values>(std::move(done), [impl = impl_.get(), unit, interface](Done<Values> held) {
+    std::uint64_t id = impl->next_lookup++;
+    auto& proxy =
+        *impl->unit_proxies.emplace(id, sdbus::createProxy(impl->link.connection(), kService, unit_object_path(unit)))
+             .first->second;
+    proxy.callMethodAsync("GetAll")
+        .onInterface(kProperties)
+        .withArguments(interface)
+        .withTimeout(impl->options.call_timeout)
+        .uponReplyInvoke([impl, id, held](const sdbus::Error* err, std::map<std::string, sdbus::Variant> all) {
+          // The proxy goes on a later turn of the loop, never inside its own reply handler.
+          auto node = impl->unit_proxies.extract(id);
+          impl->timers.add_timer(Clock::duration::zero(),
+                                 [p = std::shared_ptr<sdbus::IProxy>(std::move(node.mapped()))] {});
+          if (err) return held(from(*err));
+          Values values;
+          for (const auto& [name, v] : all)
+            if (auto value = property_value(v)) values.emplace(name, std::move(*value));
+          held(std::move(values));
+        });
+  });
 }
 
 }  // namespace nerve

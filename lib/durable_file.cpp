@@ -110,6 +110,8 @@ std::optional<std::string> read_file_at(int dirfd, const std::string& name, cons
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > (1u << 20)) throw FsError("file too large", shown, EFBIG);
+    // All of a regular file that has not grown since fstat: no second read just to see its end.
+    if (out.size() == static_cast<std::size_t>(st.st_size) && out.size() < sizeof buf) break;
   }
   return out;
 }

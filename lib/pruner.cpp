@@ -33,8 +33,10 @@ void Pruner::schedule() {
 std::optional<std::chrono::system_clock::time_point> Pruner::finished_at(const std::string& run) const {
   auto record = store_.load(run);
   if (!record || !*record || (*record)->state != RunState::Reaped) return std::nullopt;
-  auto receipt = store_.receipt_summary(run);  // from memory once known (run_store.h)
-  if (receipt.present && receipt.reaped_at) return receipt.reaped_at;
+  // The receipt's time when it is in memory; else the reaped record's, written just after the receipt
+  // (never earlier), so no receipt is read only to be pruned (run_store.h).
+  auto receipt = store_.known_receipt_summary(run);
+  if (receipt && receipt->present && receipt->reaped_at) return receipt->reaped_at;
   return parse_rfc3339((*record)->updated_at);
 }
 

@@ -143,6 +143,12 @@ ReceiptSummary RunStore::receipt_summary(const std::string& run) const {
   return summary_of(it->second);
 }
 
+std::optional<ReceiptSummary> RunStore::known_receipt_summary(const std::string& run) const {
+  auto it = memory_.find(run);
+  if (it == memory_.end() || it->second.receipt == kReceiptUnknown) return std::nullopt;
+  return summary_of(it->second);
+}
+
 std::optional<Cause> RunStore::final_cause(const std::string& run) const {
   auto it = memory_.find(run);
   if (it == memory_.end() || it->second.receipt != kReceiptPresent || !is_final(it->second.outcome)) return std::nullopt;
@@ -272,8 +278,11 @@ Result<std::vector<std::string>> RunStore::runs(std::vector<std::string>* skippe
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     if (name == ".quarantine") continue;  // ours
+    // The entry's type from readdir when the file system gives it (one fstatat less per run).
     struct stat st {};
-    if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+    if (e->d_type == DT_DIR) st.st_mode = S_IFDIR;
+    else if (e->d_type == DT_LNK) st.st_mode = S_IFLNK;
+    else if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
     if (S_ISLNK(st.st_mode)) {
       if (skipped) skipped->push_back(run_path(name) + " is a symlink");
       continue;

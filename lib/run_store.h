@@ -67,6 +67,8 @@ class RunStore {
   // From memory; the receipt is read once when the summary is not known yet (then kept only while
   // the run's record is in memory).
   ReceiptSummary receipt_summary(const std::string& run) const;
+  // The summary if it is known without reading a file.
+  std::optional<ReceiptSummary> known_receipt_summary(const std::string& run) const;
   // Both create the run's folder when needed. Error: store_error::Io.
   Result<void> save(const Record& record, Sync sync = Sync::Durable) const;
   Result<void> save_receipt(const Receipt& receipt, Sync sync = Sync::Durable) const;

@@ -90,12 +90,11 @@ struct Nerved {
                ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
         run_objects(*bus, store, launcher, cgroups),
         pruner(loop, store, lifecycle, opt.keep_finished) {
-    store.set_observer([this](const std::string& run) { run_objects.changed(run); });
-    run_objects.add_all();
-    object.on_frozen_changed([this](const std::string& run) { run_objects.changed(run); });
+    store.set_observer([this](const std::string& run, const StoreChange& c) { run_objects.changed(run, c); });
+    object.on_frozen_changed([this](const std::string& run) { run_objects.frozen_changed(run); });
     launcher.on_exit([this](const std::string& run, int code, int sig) {
       object.emitRunExited(run, code, sig, to_string(lifecycle.exit_cause(run)));
-      run_objects.changed(run);
+      run_objects.exit_changed(run);
     });
     loop.attach_bus(*bus);
   }
@@ -124,6 +123,7 @@ struct Nerved {
     }
     lifecycle.reconcile([this](std::vector<ReconcileLine> lines) {
       log_reconciliation(lines);
+      RunStore::trim();  // what reading every record left behind
       pruner.start();
     });
     spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,

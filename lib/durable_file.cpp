@@ -13,9 +13,10 @@ namespace nerve {
 FsError::FsError(const std::string& what, const std::string& path, int err)
     : std::runtime_error(what + " '" + path + "': " + std::strerror(err)), path_(path), err_(err) {}
 
-Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown) {
-  if (create && ::mkdirat(dirfd, name.c_str(), 0700) < 0 && errno != EEXIST)
-    throw FsError("cannot create folder", shown, errno);
+Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown, bool* created) {
+  bool made = create && ::mkdirat(dirfd, name.c_str(), 0700) == 0;
+  if (create && !made && errno != EEXIST) throw FsError("cannot create folder", shown, errno);
+  if (created) *created = made;
   int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) throw FsError("cannot open folder", shown, errno);
   return Fd(fd);
@@ -64,14 +65,16 @@ std::string temp_name(const std::string& name) {
 }
 }  // namespace
 
-void write_file_atomic(int dirfd, const std::string& name, std::string_view data,
-                       const std::string& shown) {
+void write_file_atomic(int dirfd, const std::string& name, std::string_view data, const std::string& shown,
+                       Sync sync) {
+  const bool durable = sync == Sync::Durable;
   const std::string tmp = temp_name(name);
   Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) throw FsError("cannot create", shown, errno);
   try {
     write_all(fd.get(), data, shown);
-    if (::fsync(fd.get()) < 0) throw FsError("cannot fsync", shown, errno);
+    // fdatasync: the file is new, so its size and blocks (all it needs to be read) are synced with it.
+    if (durable && ::fdatasync(fd.get()) < 0) throw FsError("cannot fsync", shown, errno);
     if (::close(fd.release()) < 0) throw FsError("cannot close", shown, errno);
     if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) < 0)
       throw FsError("cannot rename into place", shown, errno);
@@ -79,7 +82,7 @@ void write_file_atomic(int dirfd, const std::string& name, std::string_view data
     ::unlinkat(dirfd, tmp.c_str(), 0);
     throw;
   }
-  if (::fsync(dirfd) < 0) throw FsError("cannot fsync the folder of", shown, errno);
+  if (durable && ::fsync(dirfd) < 0) throw FsError("cannot fsync the folder of", shown, errno);
 }
 
 std::optional<std::string> read_file_at(int dirfd, const std::string& name, const std::string& shown) {
@@ -107,6 +110,8 @@ std::optional<std::string> read_file_at(int dirfd, const std::string& name, cons
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > (1u << 20)) throw FsError("file too large", shown, EFBIG);
+    // All of a regular file that has not grown since fstat: no second read just to see its end.
+    if (out.size() == static_cast<std::size_t>(st.st_size) && out.size() < sizeof buf) break;
   }
   return out;
 }

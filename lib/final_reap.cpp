@@ -77,7 +77,9 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
           "reap " + to_string(receipt.outcome) + (receipt.error.empty() ? "" : ": " + receipt.error),
           message_id::Reap);
   fault_point("before-receipt");
-  Result<void> written = deps_.store.save_receipt(receipt);
+  // A final receipt is durable before the record says reaped (which is lazy: the receipt implies it).
+  Result<void> written = deps_.store.save_receipt(receipt, is_final(receipt.outcome) ? Sync::Durable : Sync::Lazy);
+  if (written) fault_point("after-receipt");
   if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);
   Cause cause = receipt.cause.value_or(Cause::Reaped);
   if (!written) {

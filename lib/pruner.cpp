@@ -33,19 +33,16 @@ void Pruner::schedule() {
 std::optional<std::chrono::system_clock::time_point> Pruner::finished_at(const std::string& run) const {
   auto record = store_.load(run);
   if (!record || !*record || (*record)->state != RunState::Reaped) return std::nullopt;
-  auto receipt = store_.load_receipt(run);
-  if (receipt && *receipt) return parse_rfc3339((*receipt)->reaped_at);
+  // The receipt's time when it is in memory; else the reaped record's, written just after the receipt
+  // (never earlier), so no receipt is read only to be pruned (run_store.h).
+  auto receipt = store_.known_receipt_summary(run);
+  if (receipt && receipt->present && receipt->reaped_at) return receipt->reaped_at;
   return parse_rfc3339((*record)->updated_at);
 }
 
 std::vector<std::string> Pruner::prune_once(std::chrono::system_clock::time_point now) {
   std::vector<std::string> forgotten;
-  auto runs = store_.runs();
-  if (!runs) {
-    spdlog::error("pruning finished runs: cannot list the runs: {}", runs.error().message);
-    return forgotten;
-  }
-  for (const auto& run : *runs) {
+  for (const auto& run : store_.in_memory()) {
     auto finished = finished_at(run);
     if (!finished || now - *finished < keep_) continue;
     if (auto gone = lifecycle_.forget(run); !gone) {
@@ -54,6 +51,7 @@ std::vector<std::string> Pruner::prune_once(std::chrono::system_clock::time_poin
     }
     forgotten.push_back(run);
   }
+  if (forgotten.size() > 16) RunStore::trim();  // give the memory of many forgotten runs back
   if (!forgotten.empty())
     spdlog::info("pruned {} finished run(s) older than {} s", forgotten.size(),
                  std::chrono::duration_cast<std::chrono::seconds>(keep_).count());

@@ -37,7 +37,7 @@ void log_line(const ReconcileLine& line) {
 
 void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
   std::vector<std::string> skipped;
-  auto runs = deps_.store.runs(&skipped);
+  auto runs = deps_.store.reload(&skipped);  // every record read again, into memory (run_store.h)
   if (!runs) spdlog::error("reconcile: {}", runs.error().message);
   struct Pass {
     std::vector<ReconcileLine> lines;

@@ -3,113 +3,202 @@
 #include "bus_label.h"
 
 #include <spdlog/spdlog.h>
+#include <systemd/sd-bus.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 namespace nerve {
 
-std::string run_object_path(const std::string& run) {
-  return "/org/nerve/Lifecycle1/run/" + bus_path_label(run, true);  // as sd_bus_path_encode
-}
+namespace {
+constexpr const char* kPrefix = "/org/nerve/Lifecycle1/run";
+constexpr const char* kInterface = "org.nerve.Lifecycle1.Run";
 
-class RunObjects::Object : public sdbus::AdaptorInterfaces<org::nerve::Lifecycle1::Run_adaptor, sdbus::Properties_adaptor,
-                                                       sdbus::ManagedObject_adaptor> {
- public:
-  Object(sdbus::IConnection& bus, std::string run, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups)
-      : AdaptorInterfaces(bus, run_object_path(run)), run_(std::move(run)), store_(store), launcher_(launcher),
-        cgroups_(cgroups) {
-    registerAdaptor();
-    last_ = snapshot();
-    emitInterfacesAddedSignal();
-  }
-  ~Object() {
-    emitInterfacesRemovedSignal();  // while the interfaces are still registered: it names them
-    unregisterAdaptor();
-  }
-
-  // Emits PropertiesChanged for the properties whose value differs from the last one seen.
-  void changed() {
-    Snapshot now = snapshot();
-    std::vector<std::string> names;
-    if (now.unit != last_.unit) names.push_back("Unit");
-    if (now.invocation_id != last_.invocation_id) names.push_back("InvocationID");
-    if (now.cgroup != last_.cgroup) names.push_back("ControlGroup");
-    if (now.state != last_.state) names.push_back("State");
-    if (now.main_pid != last_.main_pid) names.push_back("MainPID");
-    if (now.exit_status != last_.exit_status) names.push_back("ExitStatus");
-    if (now.cause != last_.cause) names.push_back("Cause");
-    if (now.frozen != last_.frozen) names.push_back("Frozen");
-    last_ = now;
-    if (!names.empty()) emitPropertiesChangedSignal(org::nerve::Lifecycle1::Run_adaptor::INTERFACE_NAME, names);
-  }
-
- private:
-  struct Snapshot {
-    std::string unit, invocation_id, cgroup, state;
-    uint32_t main_pid = 0;
-    int32_t exit_status = -1;
-    std::string cause;
-    bool frozen = false;
-  };
-  Snapshot snapshot() {
-    Record r = record();
-    return {r.unit, r.invocation_id, r.cgroup, to_string(r.state), static_cast<uint32_t>(r.leader_pid),
-            launcher_.exit_status(run_), Cause(), Frozen()};
-  }
-
-  Record record() {
-    if (auto r = store_.load(run_); r && *r) return **r;
-    Record r;
-    r.run = run_;
-    return r;
-  }
-  std::string Id() override { return run_; }
-  std::string Unit() override { return record().unit; }
-  std::string InvocationID() override { return record().invocation_id; }
-  std::string ControlGroup() override { return record().cgroup; }
-  std::string State() override { return to_string(record().state); }
-  uint32_t MainPID() override { return static_cast<uint32_t>(record().leader_pid); }
-  int32_t ExitStatus() override { return launcher_.exit_status(run_); }
-  std::string Cause() override {
-    auto receipt = store_.load_receipt(run_);
-    if (!receipt || !*receipt || !is_final((*receipt)->outcome) || !(*receipt)->cause) return "";
-    return to_string(*(*receipt)->cause);
-  }
-  std::string CreatedAt() override { return record().created_at; }
-  bool Frozen() override {
-    Record r = record();
-    return r.state == RunState::Running && !r.cgroup.empty() && cgroups_.frozen(r.cgroup);
-  }
-
-  std::string run_;
-  RunStore& store_;
-  const ProcessLauncher& launcher_;
-  Cgroups& cgroups_;
-  Snapshot last_;
+// The sd_bus under an sdbus-c++ connection (sdbus-c++ 1.2 has no accessor for it): the bus of a
+// message made on it. Message::msg_ is protected; a member pointer named through a subclass reads it.
+struct MessageAccess : sdbus::Message {
+  static void* raw(const sdbus::Message& m) { return m.*(&MessageAccess::msg_); }
 };
 
-RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups)
-    : bus_(bus), store_(store), launcher_(launcher), cgroups_(cgroups) {}
-
-RunObjects::~RunObjects() = default;
-
-void RunObjects::add_all() {
-  auto runs = store_.runs();
-  if (!runs) return spdlog::error("cannot list runs for their bus objects: {}", runs.error().message);
-  for (const auto& run : *runs) changed(run);
+sd_bus* sd_bus_of(sdbus::IConnection& bus) {
+  auto object = sdbus::createObject(bus, kPrefix);
+  sdbus::Signal probe = object->createSignal(kInterface, "Probe");
+  sd_bus* raw = ::sd_bus_message_get_bus(static_cast<sd_bus_message*>(MessageAccess::raw(probe)));
+  if (!raw) throw std::runtime_error("cannot reach the sd-bus connection of the session bus");
+  return ::sd_bus_ref(raw);
 }
 
-void RunObjects::changed(const std::string& run) {
-  auto record = store_.load(run);
-  bool exists = record && record->has_value();
-  auto it = objects_.find(run);
-  if (!exists) {
-    if (it != objects_.end()) objects_.erase(it);
+std::string run_of_path(const char* path) {
+  char* label = nullptr;
+  if (::sd_bus_path_decode(path, kPrefix, &label) <= 0 || !label) return "";
+  std::string run = label;
+  std::free(label);
+  return run;
+}
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>> kRunProperties = {
+    {"Id", "s"},    {"Unit", "s"},       {"InvocationID", "s"}, {"ControlGroup", "s"}, {"State", "s"},
+    {"MainPID", "u"}, {"ExitStatus", "i"}, {"Cause", "s"},        {"Frozen", "b"},  {"CreatedAt", "s"},
+};
+
+std::string run_object_path(const std::string& run) {
+  return std::string(kPrefix) + "/" + bus_path_label(run, true);  // as sd_bus_path_encode
+}
+
+namespace {
+std::vector<sd_bus_vtable> make_vtable(sd_bus_property_get_t getter) {
+  std::vector<sd_bus_vtable> v;
+  v.push_back(SD_BUS_VTABLE_START(0));
+  for (const auto& [name, sig] : kRunProperties)
+    v.push_back(SD_BUS_PROPERTY(name.c_str(), sig.c_str(), getter, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE));
+  v.push_back(SD_BUS_VTABLE_END);
+  return v;
+}
+}  // namespace
+
+RunObjects::RunObjects(sdbus::IConnection& bus, RunStore& store, const ProcessLauncher& launcher, Cgroups& cgroups)
+    : bus_(sd_bus_of(bus)), store_(store), launcher_(launcher), cgroups_(cgroups) {
+  static const std::vector<sd_bus_vtable> vtable = make_vtable(&RunObjects::property);
+  int r = ::sd_bus_add_fallback_vtable(bus_, &vtable_slot_, kPrefix, kInterface, vtable.data(), &RunObjects::find, this);
+  if (r >= 0) r = ::sd_bus_add_node_enumerator(bus_, &enumerator_slot_, kPrefix, &RunObjects::enumerate, this);
+  if (r < 0) {
+    ::sd_bus_slot_unref(vtable_slot_);
+    ::sd_bus_unref(bus_);
+    throw std::runtime_error(std::string("cannot serve the run objects: ") + std::strerror(-r));
+  }
+}
+
+RunObjects::~RunObjects() {
+  ::sd_bus_slot_unref(enumerator_slot_);
+  ::sd_bus_slot_unref(vtable_slot_);
+  ::sd_bus_unref(bus_);
+}
+
+int RunObjects::find(sd_bus*, const char* path, const char*, void* userdata, void** found, sd_bus_error*) {
+  auto* self = static_cast<RunObjects*>(userdata);
+  std::string run = run_of_path(path);
+  if (run.empty() || (run != self->removing_ && !self->view(run))) return 0;
+  *found = self;
+  return 1;
+}
+
+int RunObjects::enumerate(sd_bus*, const char*, void* userdata, char*** nodes, sd_bus_error*) {
+  auto* self = static_cast<RunObjects*>(userdata);
+  auto runs = self->store_.in_memory();
+  auto* out = static_cast<char**>(std::calloc(runs.size() + 1, sizeof(char*)));
+  if (!out) return -ENOMEM;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    out[i] = ::strdup(run_object_path(runs[i]).c_str());
+    if (!out[i]) {
+      for (std::size_t j = 0; j < i; ++j) std::free(out[j]);
+      std::free(out);
+      return -ENOMEM;
+    }
+  }
+  *nodes = out;
+  return 0;
+}
+
+const Record* RunObjects::view(const std::string& run) {
+  if (run == view_run_ && store_.generation() == view_generation_) return view_ ? &*view_ : nullptr;
+  view_run_ = run;
+  view_.reset();
+  // Only what is in memory: a run on the disk but not in memory has no object (yet).
+  if (store_.holds(run)) {
+    auto r = store_.load(run);
+    if (r && *r) view_ = std::move(**r);
+  }
+  view_generation_ = store_.generation();
+  return view_ ? &*view_ : nullptr;
+}
+
+int RunObjects::property(sd_bus*, const char* path, const char*, const char* name, sd_bus_message* reply, void* userdata,
+                         sd_bus_error*) {
+  auto* self = static_cast<RunObjects*>(userdata);
+  try {
+    return self->append(run_of_path(path), name, reply);
+  } catch (const std::exception& e) {
+    spdlog::error("run object {}: property {}: {}", path, name, e.what());
+    return -EIO;
+  }
+}
+
+int RunObjects::append(const std::string& run, const std::string& name, sd_bus_message* reply) {
+  const Record* r = view(run);
+  Record none;
+  if (!r) {
+    none.run = run;
+    r = &none;
+  }
+  if (name == "Id") return ::sd_bus_message_append(reply, "s", run.c_str());
+  if (name == "Unit") return ::sd_bus_message_append(reply, "s", r->unit.c_str());
+  if (name == "InvocationID") return ::sd_bus_message_append(reply, "s", r->invocation_id.c_str());
+  if (name == "ControlGroup") return ::sd_bus_message_append(reply, "s", r->cgroup.c_str());
+  if (name == "State") return ::sd_bus_message_append(reply, "s", to_string(r->state).c_str());
+  if (name == "MainPID") return ::sd_bus_message_append(reply, "u", static_cast<uint32_t>(r->leader_pid));
+  if (name == "ExitStatus") return ::sd_bus_message_append(reply, "i", static_cast<int32_t>(launcher_.exit_status(run)));
+  if (name == "Cause") {
+    auto s = store_.receipt_summary(run);
+    std::string cause = s.present && is_final(s.outcome) && s.cause ? to_string(*s.cause) : "";
+    return ::sd_bus_message_append(reply, "s", cause.c_str());
+  }
+  if (name == "CreatedAt") return ::sd_bus_message_append(reply, "s", r->created_at.c_str());
+  if (name == "Frozen") {
+    int frozen = r->state == RunState::Running && !r->cgroup.empty() && cgroups_.frozen(r->cgroup);
+    return ::sd_bus_message_append(reply, "b", frozen);
+  }
+  return -ENOENT;
+}
+
+namespace {
+// The properties whose values differ between two records of a run (ExitStatus: a new attempt
+// starts without one; Frozen: only a running run can be frozen).
+std::vector<std::string> differing(const Record& a, const Record& b) {
+  std::vector<std::string> names;
+  if (a.unit != b.unit) names.push_back("Unit");
+  if (a.invocation_id != b.invocation_id) names.push_back("InvocationID");
+  if (a.cgroup != b.cgroup) names.push_back("ControlGroup");
+  if (a.state != b.state) names.push_back("State");
+  if (a.leader_pid != b.leader_pid) names.push_back("MainPID");
+  if (a.attempt != b.attempt) names.push_back("ExitStatus");
+  if (a.created_at != b.created_at) names.push_back("CreatedAt");
+  if (a.state != b.state && (a.state == RunState::Running || b.state == RunState::Running)) names.push_back("Frozen");
+  return names;
+}
+}  // namespace
+
+void RunObjects::changed(const std::string& run, const StoreChange& c) {
+  std::string path = run_object_path(run);
+  if (!c.after) {
+    if (!c.before) return;
+    removing_ = run;
+    int r = ::sd_bus_emit_object_removed(bus_, path.c_str());
+    removing_.clear();
+    if (r < 0) spdlog::debug("run {}: InterfacesRemoved not sent: {}", run, std::strerror(-r));
     return;
   }
-  if (it == objects_.end()) {
-    objects_.emplace(run, std::make_unique<Object>(bus_, run, store_, launcher_, cgroups_));
+  if (!c.before) {
+    int r = ::sd_bus_emit_object_added(bus_, path.c_str());
+    if (r < 0) spdlog::debug("run {}: InterfacesAdded not sent: {}", run, std::strerror(-r));
     return;
   }
-  it->second->changed();
+  auto names = differing(*c.before, *c.after);
+  if (c.cause_before != c.cause_after) names.push_back("Cause");
+  emit_changed(run, names);
+}
+
+void RunObjects::exit_changed(const std::string& run) { emit_changed(run, {"ExitStatus"}); }
+void RunObjects::frozen_changed(const std::string& run) { emit_changed(run, {"Frozen"}); }
+
+void RunObjects::emit_changed(const std::string& run, const std::vector<std::string>& names) {
+  if (names.empty() || !view(run)) return;
+  std::vector<char*> strv;
+  for (const auto& n : names) strv.push_back(const_cast<char*>(n.c_str()));
+  strv.push_back(nullptr);
+  int r = ::sd_bus_emit_properties_changed_strv(bus_, run_object_path(run).c_str(), kInterface, strv.data());
+  if (r < 0) spdlog::debug("run {}: PropertiesChanged not sent: {}", run, std::strerror(-r));
 }
 
 }  // namespace nerve

@@ -53,25 +53,23 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
 }
 
 Result<std::vector<RunSummary>> RunQueries::list() {
-  std::vector<std::string> skipped;
-  auto runs = deps_.store.runs(&skipped);
-  if (!runs) return Error{error::RecordFailed, "cannot list the runs folder: " + runs.error().message};
+  // From memory (run_store.h): every run whose record nerved holds, no file read but the receipts
+  // not asked for before (once each).
   std::vector<RunSummary> out;
-  for (const auto& run : *runs) {
+  for (const auto& run : deps_.store.in_memory()) {
     RunSummary s{run, "", "", ""};
     auto record = deps_.store.load(run);
-    auto receipt = deps_.store.load_receipt(run);
-    if (!record || !receipt) {
+    auto receipt = deps_.store.receipt_summary(run);
+    if (!record || !*record || receipt.unreadable) {
       s.state = "unreadable";
-      spdlog::warn("run {}: {}, ignoring", run, (!record ? record.error() : receipt.error()).message);
+      spdlog::warn("run {}: {}, ignoring", run, !record ? record.error().message : "its receipt cannot be read");
     } else {
-      s.state = *record ? to_string((*record)->state) : "empty";
-      if (*record) s.unit = (*record)->unit;
-      if (*receipt) s.outcome = to_string((*receipt)->outcome);
+      s.state = to_string((*record)->state);
+      s.unit = (*record)->unit;
+      if (receipt.present) s.outcome = to_string(receipt.outcome);
     }
     out.push_back(std::move(s));
   }
-  for (const auto& why : skipped) spdlog::warn("runs folder: {}, ignoring", why);
   return out;
 }
 

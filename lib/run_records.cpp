@@ -34,11 +34,18 @@ std::optional<Receipt> RunRecords::final_receipt(const std::string& run) const {
   return std::nullopt;
 }
 
+Sync RunRecords::sync_for(RunState to) {
+  // Durable: the intent (before StartTransientUnit) and the fence (before the first signal). The
+  // others only record what already happened and can be lost to a crash of the machine alone, which
+  // also ends every scope: the next boot closes such a record as another boot's (docs/records.md).
+  return to == RunState::Launching || to == RunState::Reaping ? Sync::Durable : Sync::Lazy;
+}
+
 Result<void> RunRecords::transition(Record& record, RunState to) const {
   RunState from = record.state;
   record.state = to;
   record.updated_at = now_rfc3339();
-  if (auto saved = store_.save(record); !saved)
+  if (auto saved = store_.save(record, sync_for(to)); !saved)
     return Error{error::RecordFailed, "cannot write the " + to_string(to) + " record of run " + quote_value(record.run) +
                                           ": " + saved.error().message};
   spdlog::debug("run {}: attempt {} {} -> {}", record.run, record.attempt, to_string(from), to_string(to));

@@ -25,7 +25,10 @@ class RunRecords {
   // The run's receipt when it is readable and final, else nullopt (an unreadable one is logged).
   std::optional<Receipt> final_receipt(const std::string& run) const;
 
-  // Moves 'record' to state 'to': sets the state and updated_at and saves it durably. On failure the
+  // How the record of state 'to' is written: durably for launching and reaping, lazily otherwise.
+  static Sync sync_for(RunState to);
+
+  // Moves 'record' to state 'to': sets the state and updated_at and saves it (sync_for). On failure the
   // record in memory has the new state, the file the old one, and the error (RecordFailed) names the
   // state and the cause; the caller logs it once, where it handles it.
   Result<void> transition(Record& record, RunState to) const;

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,10 +37,10 @@ RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
   else if (st.st_mode & 077) spdlog::warn("runs folder {} is accessible to others (mode {:o}); nerved leaves its mode alone", path_, st.st_mode & 07777);
 }
 
-Fd RunStore::open_run(const std::string& run, bool create) const {
+Fd RunStore::open_run(const std::string& run, bool create, bool* created) const {
   // Callers check run ids; this is the last line of defence against a name that leaves the folder.
   if (run_id_problem(run)) throw FsError("refusing run folder name", run, EINVAL);
-  return open_dir_at(dir_.get(), run, create, run_path(run));
+  return open_dir_at(dir_.get(), run, create, run_path(run), created);
 }
 
 std::optional<std::string> RunStore::read(const std::string& run, const char* file) const {
@@ -74,7 +75,7 @@ auto guarded(Fn&& fn) -> Result<decltype(fn())> {
 }
 }  // namespace
 
-Result<std::optional<Record>> RunStore::load(const std::string& run) const {
+Result<std::optional<Record>> RunStore::load_from_disk(const std::string& run) const {
   return guarded([&]() -> std::optional<Record> {
     auto text = read(run, kRecordFile);
     if (!text) return std::nullopt;
@@ -84,34 +85,153 @@ Result<std::optional<Record>> RunStore::load(const std::string& run) const {
   });
 }
 
+Result<std::optional<Record>> RunStore::load(const std::string& run) const {
+  if (auto it = memory_.find(run); it != memory_.end())
+    return guarded([&] { return std::optional<Record>(unpack(it->second.packed, run, pool_)); });
+  auto r = load_from_disk(run);
+  if (r && *r) {
+    memory_[run].packed = pack(**r, pool_);
+    ++generation_;
+  }
+  return r;
+}
+
 Result<std::optional<Receipt>> RunStore::load_receipt(const std::string& run) const {
-  return guarded([&]() -> std::optional<Receipt> {
+  auto r = guarded([&]() -> std::optional<Receipt> {
     auto text = read(run, kReceiptFile);
     if (!text) return std::nullopt;
     return parse_receipt(*text);
   });
+  if (auto it = memory_.find(run); it != memory_.end()) remember_receipt(it->second, r);
+  return r;
 }
 
-Result<void> RunStore::save(const Record& record) const {
+void RunStore::remember_receipt(Entry& e, const Result<std::optional<Receipt>>& r) const {
+  ++generation_;
+  if (!r) {
+    e.receipt = kReceiptUnreadable;
+    return;
+  }
+  e.receipt = *r ? kReceiptPresent : kReceiptNone;
+  if (!*r) return;
+  e.outcome = (*r)->outcome;
+  e.cause = (*r)->cause;
+  auto at = parse_rfc3339((*r)->reaped_at);
+  e.reaped_at_us = at ? std::chrono::duration_cast<std::chrono::microseconds>(at->time_since_epoch()).count() : 0;
+}
+
+ReceiptSummary RunStore::summary_of(const Entry& e) const {
+  ReceiptSummary s;
+  s.present = e.receipt == kReceiptPresent;
+  s.unreadable = e.receipt == kReceiptUnreadable;
+  if (!s.present) return s;
+  s.outcome = e.outcome;
+  s.cause = e.cause;
+  if (e.reaped_at_us) s.reaped_at = std::chrono::system_clock::time_point(std::chrono::microseconds(e.reaped_at_us));
+  return s;
+}
+
+ReceiptSummary RunStore::receipt_summary(const std::string& run) const {
+  auto it = memory_.find(run);
+  if (it == memory_.end()) {
+    auto r = load_receipt(run);
+    Entry e;
+    remember_receipt(e, r);
+    return summary_of(e);
+  }
+  if (it->second.receipt == kReceiptUnknown) (void)load_receipt(run);
+  return summary_of(it->second);
+}
+
+std::optional<ReceiptSummary> RunStore::known_receipt_summary(const std::string& run) const {
+  auto it = memory_.find(run);
+  if (it == memory_.end() || it->second.receipt == kReceiptUnknown) return std::nullopt;
+  return summary_of(it->second);
+}
+
+std::optional<Cause> RunStore::final_cause(const std::string& run) const {
+  auto it = memory_.find(run);
+  if (it == memory_.end() || it->second.receipt != kReceiptPresent || !is_final(it->second.outcome)) return std::nullopt;
+  return it->second.cause;
+}
+
+void RunStore::changed(const std::string& run, std::optional<Record> after) const {
+  StoreChange c;
+  auto it = memory_.find(run);
+  if (it != memory_.end()) {
+    c.before = unpack(it->second.packed, run, pool_);
+    c.cause_before = final_cause(run);
+  }
+  if (after) {
+    if (it == memory_.end()) it = memory_.emplace(run, Entry{}).first;
+    it->second.packed = pack(*after, pool_);
+    c.cause_after = final_cause(run);
+  } else if (it != memory_.end()) {
+    memory_.erase(it);
+    if (++removed_since_trim_ >= 1024) trim();
+  }
+  c.after = std::move(after);
+  ++generation_;
+  notify(run, c);
+}
+
+Result<void> RunStore::save(const Record& record, Sync sync) const {
   return guarded([&] {
-    Fd dir = open_run(record.run, true);
+    bool created = false;
+    Fd dir = open_run(record.run, true, &created);
     try {
-      write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile);
+      write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile, sync);
+      // A new run's folder is an entry of the runs folder: durable only once that folder is synced.
+      if (created && sync == Sync::Durable && ::fsync(dir_.get()) < 0)
+        throw FsError("cannot fsync the folder of", run_path(record.run), errno);
     } catch (const FsError&) {
-      ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty: a folder we just made
+      if (created) ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty
       throw;
     }
-    notify(record.run);
+    changed(record.run, record);
   });
 }
 
-Result<void> RunStore::save_receipt(const Receipt& receipt) const {
+Result<void> RunStore::save_receipt(const Receipt& receipt, Sync sync) const {
   return guarded([&] {
     Fd dir = open_run(receipt.run, true);
-    write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt), run_path(receipt.run) + "/" + kReceiptFile);
-    notify(receipt.run);
+    write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt), run_path(receipt.run) + "/" + kReceiptFile, sync);
+    StoreChange c;
+    auto it = memory_.find(receipt.run);
+    if (it != memory_.end()) {
+      c.before = c.after = unpack(it->second.packed, receipt.run, pool_);
+      c.cause_before = final_cause(receipt.run);
+      remember_receipt(it->second, std::optional<Receipt>(receipt));
+      c.cause_after = final_cause(receipt.run);
+    }
+    ++generation_;
+    notify(receipt.run, c);
   });
 }
+
+std::vector<std::string> RunStore::in_memory() const {
+  std::vector<std::string> out;
+  out.reserve(memory_.size());
+  for (const auto& [run, e] : memory_) out.push_back(run);
+  return out;
+}
+
+void RunStore::drop_memory() const {
+  memory_.clear();
+  ++generation_;
+  trim();
+}
+
+Result<std::vector<std::string>> RunStore::reload(std::vector<std::string>* skipped) const {
+  drop_memory();
+  auto names = runs(skipped);
+  if (!names) return names;
+  for (const auto& run : *names) (void)load(run);  // errors are for the caller's own load to meet
+  trim();  // the parser's garbage
+  return names;
+}
+
+void RunStore::trim() { ::malloc_trim(0); }
 
 Result<std::string> RunStore::quarantine(const std::string& run) const {
   return guarded([&] {
@@ -125,7 +245,7 @@ Result<std::string> RunStore::quarantine(const std::string& run) const {
       throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
     ::fsync(q.get());
     ::fsync(dir.get());
-    notify(run);
+    changed(run, std::nullopt);
     return path_ + "/.quarantine/" + target;
   });
 }
@@ -140,7 +260,7 @@ Result<void> RunStore::remove(const std::string& run) const {
     if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)
       throw FsError("cannot remove folder", run_path(run), errno);
     ::fsync(dir_.get());
-    notify(run);
+    changed(run, std::nullopt);
   });
 }
 
@@ -158,8 +278,11 @@ Result<std::vector<std::string>> RunStore::runs(std::vector<std::string>* skippe
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     if (name == ".quarantine") continue;  // ours
+    // The entry's type from readdir when the file system gives it (one fstatat less per run).
     struct stat st {};
-    if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+    if (e->d_type == DT_DIR) st.st_mode = S_IFDIR;
+    else if (e->d_type == DT_LNK) st.st_mode = S_IFLNK;
+    else if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
     if (S_ISLNK(st.st_mode)) {
       if (skipped) skipped->push_back(run_path(name) + " is a symlink");
       continue;

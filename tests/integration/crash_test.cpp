@@ -91,5 +91,33 @@ TEST_P(ANervedKilledDuringAReap, LeavesTheRunFencedAndTheNextNervedFinishesTheRe
 INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringAReap, ::testing::Values("after-stop", "before-receipt"),
                          step_name);
 
+// Between the final receipt (durable) and the "reaped" record (lazy, docs/records.md "Which writes
+// wait for the disk"): the receipt stands, and the next nerved closes the record without reaping again.
+TEST_F(NervedTest, KilledAfterTheFinalReceiptClosesTheRecordWithThatReceiptAtTheNextStart) {
+  stop_nerved();
+  ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_FAULT", "after-receipt"}}));
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(reap.exit_code, 69) << reap.out << reap.err;
+  EXPECT_EQ(await_nerved_exit(), 128 + SIGKILL) << "NERVE_FAULT=after-receipt did not kill nerved";
+  EXPECT_EQ(to_string(record("r1").state), "reaping");
+  Receipt first = receipt("r1");
+  EXPECT_EQ(to_string(first.outcome), "complete") << first.error;
+  for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
+
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
+  Output again = ctl({"reap", "r1"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(to_string(record("r1").state), "reaped");
+  Receipt after = receipt("r1");
+  EXPECT_EQ(after.reaped_at, first.reaped_at) << "the run was reaped a second time";
+  EXPECT_EQ(to_string(after.outcome), "complete");
+}
+
 }  // namespace
 }  // namespace nerve::itest

@@ -1,5 +1,7 @@
 #include "run_store.h"
 
+#include "run_records.h"
+
 #include "doubles.h"
 #include "durable_file.h"
 #include "printers.h"
@@ -69,6 +71,12 @@ class ARunStore : public ::testing::Test {
     return tmp / "outside";
   }
 };
+
+std::vector<std::string> list_folder_names(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename());
+  return out;
+}
 
 template <typename T>
 void expect_error(const Result<T>& r, const char* name, const std::string& in_message) {
@@ -223,12 +231,122 @@ TEST_F(ARunStore, RemovesTheFilesAndTheFolderOfARun) {
 
 TEST_F(ARunStore, TellsItsObserverOfEveryChange) {
   std::vector<std::string> changed;
-  store.set_observer([&](const std::string& run) { changed.push_back(run); });
+  store.set_observer([&](const std::string& run, const StoreChange&) { changed.push_back(run); });
   test::save(store, record_of("r1"));
   test::save(store, receipt_of("r1"));
   ASSERT_TRUE(store.quarantine("r1"));
   ASSERT_TRUE(store.remove("r1"));
   EXPECT_THAT(changed, ElementsAre("r1", "r1", "r1", "r1"));
+}
+
+TEST_F(ARunStore, TellsItsObserverWhatEachChangeWasBeforeAndAfter) {
+  std::vector<StoreChange> seen;
+  store.set_observer([&](const std::string&, const StoreChange& c) { seen.push_back(c); });
+  Record r = record_of("r1");
+  r.state = RunState::Reaping;
+  test::save(store, r);
+  Receipt receipt = receipt_of("r1");
+  receipt.cause = Cause::Cancelled;
+  test::save(store, receipt);
+  r.state = RunState::Reaped;
+  test::save(store, r);
+  ASSERT_TRUE(store.remove("r1"));
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_FALSE(seen[0].before);
+  ASSERT_TRUE(seen[0].after);
+  EXPECT_EQ(seen[0].after->state, RunState::Reaping);
+  EXPECT_EQ(seen[1].cause_before, std::nullopt);
+  EXPECT_EQ(seen[1].cause_after, Cause::Cancelled);
+  ASSERT_TRUE(seen[2].before && seen[2].after);
+  EXPECT_EQ(seen[2].before->state, RunState::Reaping);
+  EXPECT_EQ(seen[2].after->state, RunState::Reaped);
+  EXPECT_EQ(seen[2].cause_after, Cause::Cancelled);
+  ASSERT_TRUE(seen[3].before);
+  EXPECT_FALSE(seen[3].after);
+}
+
+// Issue 9: a record the store wrote or read is answered from memory; the disk is not read again.
+TEST_F(ARunStore, AnswersFromMemoryWhatItWroteWithoutReadingTheFileAgain) {
+  test::save(store, record_of("r1"));
+  write(in_runs("r1/lifecycle.json"), "not a record");
+  auto r = test::load(store, "r1");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->unit, record_of("r1").unit);
+  store.drop_memory();
+  expect_error(store.load("r1"), store_error::Corrupt, "not valid JSON");
+}
+
+TEST_F(ARunStore, ReadsARunItDoesNotHoldFromTheDiskAndKeepsIt) {
+  std::filesystem::create_directory(in_runs("r1"));
+  write(in_runs("r1/lifecycle.json"), to_json_text(record_of("r1")));
+  EXPECT_FALSE(store.holds("r1"));
+  ASSERT_TRUE(test::load(store, "r1"));
+  EXPECT_TRUE(store.holds("r1"));
+  EXPECT_THAT(store.in_memory(), ElementsAre("r1"));
+}
+
+TEST_F(ARunStore, KeepsNoUnreadableRecordInMemory) {
+  std::filesystem::create_directory(in_runs("r1"));
+  write(in_runs("r1/lifecycle.json"), "{");
+  expect_error(store.load("r1"), store_error::Corrupt, "not valid JSON");
+  EXPECT_FALSE(store.holds("r1"));
+  write(in_runs("r1/lifecycle.json"), to_json_text(record_of("r1")));
+  EXPECT_TRUE(test::load(store, "r1"));
+}
+
+TEST_F(ARunStore, ReloadsEveryRunFolderIntoMemory) {
+  for (const char* run : {"r2", "r10"}) test::save(store, record_of(run));
+  std::filesystem::create_directory(in_runs("bad"));
+  write(in_runs("bad/lifecycle.json"), "{");
+  std::filesystem::create_directory(in_runs("behind"));
+  write(in_runs("behind/lifecycle.json"), to_json_text(record_of("behind")));
+  write(in_runs("r2/lifecycle.json"), to_json_text(record_of("r2")).replace(0, 1, "[ "));  // now unreadable
+  EXPECT_THAT(store.reload().value(), ElementsAre("bad", "behind", "r10", "r2"));
+  EXPECT_THAT(store.in_memory(), ElementsAre("behind", "r10"));
+}
+
+TEST_F(ARunStore, ForgetsARunItQuarantinedOrRemoved) {
+  test::save(store, record_of("r1"));
+  test::save(store, record_of("r2"));
+  ASSERT_TRUE(store.quarantine("r1"));
+  ASSERT_TRUE(store.remove("r2"));
+  EXPECT_THAT(store.in_memory(), IsEmpty());
+}
+
+TEST_F(ARunStore, KeepsASummaryOfTheReceiptReadOnce) {
+  test::save(store, record_of("r1"));
+  EXPECT_FALSE(store.receipt_summary("r1").present);
+  Receipt receipt = receipt_of("r1");
+  receipt.cause = Cause::Timeout;
+  receipt.reaped_at = "2026-11-02T09:20:44.050Z";
+  test::save(store, receipt);
+  ReceiptSummary s = store.receipt_summary("r1");
+  EXPECT_TRUE(s.present);
+  EXPECT_EQ(s.outcome, Outcome::Complete);
+  EXPECT_EQ(s.cause, Cause::Timeout);
+  EXPECT_EQ(s.reaped_at, parse_rfc3339("2026-11-02T09:20:44.050Z"));
+  write(in_runs("r1/receipt.json"), "{");
+  EXPECT_TRUE(store.receipt_summary("r1").present) << "the receipt was read again";
+}
+
+TEST_F(ARunStore, ReadsTheReceiptOfARunFirstLoadedOnce) {
+  std::filesystem::create_directory(in_runs("r1"));
+  write(in_runs("r1/lifecycle.json"), to_json_text(record_of("r1")));
+  write(in_runs("r1/receipt.json"), "{");
+  ASSERT_TRUE(test::load(store, "r1"));
+  EXPECT_TRUE(store.receipt_summary("r1").unreadable);
+}
+
+TEST_F(ARunStore, WritesLazilyWhatIsAsReadableAsADurableWrite) {
+  Record r = record_of("r1");
+  ASSERT_TRUE(store.save(r, Sync::Lazy));
+  Receipt receipt = receipt_of("r1");
+  ASSERT_TRUE(store.save_receipt(receipt, Sync::Lazy));
+  store.drop_memory();
+  EXPECT_EQ(test::load(store, "r1")->unit, r.unit);
+  EXPECT_EQ(test::load_receipt(store, "r1")->outcome, Outcome::Complete);
+  EXPECT_THAT(list_folder_names(in_runs("r1")), UnorderedElementsAre("lifecycle.json", "receipt.json"))
+      << "no temporary file is left";
 }
 
 TEST(TheDefaultRunsFolder, IsUnderXdgStateHome) {
@@ -240,4 +358,13 @@ TEST(TheDefaultRunsFolder, IsUnderHomeWhenXdgStateHomeIsNotAnAbsolutePath) {
   ScopedEnv xdg("XDG_STATE_HOME", "relative/state");
   ScopedEnv home("HOME", "/home/someone");
   EXPECT_EQ(default_runs_dir(), "/home/someone/.local/state/nerve/runs");
+}
+
+// docs/records.md, "Write order": only the intent and the fence wait for the disk.
+TEST(ARecordTransition, IsDurableForTheIntentAndTheFenceOnly) {
+  EXPECT_EQ(RunRecords::sync_for(RunState::Launching), Sync::Durable);
+  EXPECT_EQ(RunRecords::sync_for(RunState::Reaping), Sync::Durable);
+  EXPECT_EQ(RunRecords::sync_for(RunState::Running), Sync::Lazy);
+  EXPECT_EQ(RunRecords::sync_for(RunState::Failed), Sync::Lazy);
+  EXPECT_EQ(RunRecords::sync_for(RunState::Reaped), Sync::Lazy);
 }

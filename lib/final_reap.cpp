@@ -48,6 +48,7 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
   cause = effective_cause(deps_, record, cause);
   if (auto kept = unrecorded_.find(record.run); kept != unrecorded_.end())
     return reaped(record, kept->second, done);  // reaped already: only its receipt is left to write
+  std::shared_ptr<LookupAhead> ahead;
   if (record.state == RunState::Reaping) {
     // A crash may have come between the final receipt and the "reaped" record: that reap is done,
     // and its receipt stands. Only close the record.
@@ -57,19 +58,24 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
         log_run(spdlog::level::err, record, "cannot close the record: " + closed.error().message);
       return done(*earlier);
     }
-  } else if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
-    // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
-    // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
-    // because of the disk.
-    log_run(spdlog::level::err, record,
-            "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
+  } else {
+    // Asked before the fence is written, so that systemd answers while nerved writes (issue 9); the
+    // decision it feeds is taken after the fence, before any signal.
+    ahead = LookupAhead::ask(deps_, record);
+    if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
+      // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
+      // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
+      // because of the disk.
+      log_run(spdlog::level::err, record,
+              "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
+    }
   }
   deps_.owners.unwatch(record.run);
   active_[record.run] = cause;
   ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
     active_.erase(record.run);
     reaped(record, std::move(receipt), done);
-  });
+  }, std::move(ahead));
 }
 
 void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {

@@ -1,6 +1,6 @@
-// The held-child protocol, shared by the engine API's Launch (spawn.cpp) and `nervectl launch --wait`
-// (ctl/supervise.cpp): a forked child that waits for a word on its "go" pipe before each step, and
-// tells how its exec failed through a close-on-exec "report" pipe.
+// The held-child protocol, shared by the engine API's Launch (the nerve-held helper: held_helper.h,
+// spawn_held.h) and `nervectl launch --wait` (ctl/supervise.cpp): a child that waits for a word on its
+// "go" pipe before each step, and tells how its exec failed through a close-on-exec "report" pipe.
 //
 //   parent                                  child
 //   fork_held(...) ──────────────────────▶  prepares; await_word(go, W) blocks

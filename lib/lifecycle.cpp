@@ -28,6 +28,7 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       nested_(deps_) {}
 
 void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
+  deps_.cgroups.prime_migration();  // first: its grace period runs while the checks and the intent write do
   std::string run = req.run;
   auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
   if (!parent) return done(parent.error());

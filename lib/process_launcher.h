@@ -1,6 +1,6 @@
 // The engine API's Launch: nerved starts the command itself, contained before it execs.
 //
-// Steps, all on the event loop: spawn a held child (spawn.h); contain its pid through Lifecycle
+// Steps, all on the event loop: spawn a held child (spawn_held.h); contain its pid through Lifecycle
 // (same checks, records and serialisation as Contain; the owner is the caller's bus connection);
 // release it; wait for the exec report (EOF = the command runs); reply. Then watch the child's pidfd:
 // when the command ends, collect its status (nerved is its parent), report it (RunExited, the run
@@ -14,7 +14,7 @@
 #include "event_loop.h"
 #include "lifecycle.h"
 #include "result.h"
-#include "spawn.h"
+#include "spawn_held.h"
 
 #include <functional>
 #include <map>

@@ -120,7 +120,10 @@ class CgroupDir {
 }  // namespace
 
 RealCgroups::RealCgroups(std::string root, EventLoop& loop)
-    : root_(std::move(root)), loop_(loop), inotify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    : root_(std::move(root)),
+      loop_(loop),
+      inotify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)),
+      primer_(MigrationPrimer::enabled() ? MigrationPrimer::open_own_procs(root_) : Fd()) {
   if (!inotify_) throw std::system_error(errno, std::generic_category(), "inotify_init1");
   loop_.watch_fd(inotify_.get(), EPOLLIN, [this](std::uint32_t) { on_inotify(); });
 }

@@ -5,6 +5,7 @@
 #include "cgroups.h"
 #include "event_loop.h"
 #include "fd.h"
+#include "migration_primer.h"
 
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ class RealCgroups : public Cgroups {
   int watch(const std::string& cgroup, std::function<void()> changed) override;
   void unwatch(int handle) override;
   std::optional<std::string> member_of(pid_t pid) override;
+  void prime_migration() override { primer_.prime(); }
 
  private:
   void on_inotify();
@@ -37,6 +39,7 @@ class RealCgroups : public Cgroups {
   EventLoop& loop_;
   Fd inotify_;
   std::unordered_map<int, std::function<void()>> watches_;
+  MigrationPrimer primer_;
 };
 
 }  // namespace nerve

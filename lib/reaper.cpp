@@ -7,9 +7,31 @@
 
 namespace nerve {
 
-void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done) {
+namespace {
+// Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
+bool looked_up(const Deps& deps, const Record& record) { return record.boot_id == deps.boot_id && !record.unit.empty(); }
+}  // namespace
+
+std::shared_ptr<LookupAhead> LookupAhead::ask(Deps& deps, const Record& record) {
+  if (!looked_up(deps, record)) return nullptr;
+  auto ahead = std::make_shared<LookupAhead>();
+  deps.systemd.lookup(record.unit, [ahead](Result<UnitState> answer) {
+    if (!ahead->waiting_) return void(ahead->answer_ = std::move(answer));
+    auto waiting = std::move(ahead->waiting_);
+    waiting(std::move(answer));
+  });
+  return ahead;
+}
+
+void LookupAhead::take(Done<UnitState> done) {
+  if (!answer_) return void(waiting_ = std::move(done));
+  done(std::move(*answer_));
+}
+
+void ReapOp::start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done,
+                   std::shared_ptr<LookupAhead> ahead) {
   auto op = std::make_shared<ReapOp>(deps, record, grace_usec, signal, cause, std::move(done));
-  op->begin();
+  op->begin(std::move(ahead));
 }
 
 ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done)
@@ -36,13 +58,11 @@ void ReapOp::shielded(const char* step, const std::function<void()>& fn) {
   }
 }
 
-void ReapOp::begin() {
-  // Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
-  if (record_.boot_id != deps_.boot_id || record_.unit.empty())
-    return decided(Error{"nerve.Reap.NotAsked", "systemd was not asked"});
-  shielded("the lookup of the scope", [&] {
-    deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> lookup) { self->decided(lookup); });
-  });
+void ReapOp::begin(std::shared_ptr<LookupAhead> ahead) {
+  if (!looked_up(deps_, record_)) return decided(Error{"nerve.Reap.NotAsked", "systemd was not asked"});
+  auto decided = [self = shared_from_this()](Result<UnitState> lookup) { self->decided(lookup); };
+  if (ahead) return ahead->take(decided);
+  shielded("the lookup of the scope", [&] { deps_.systemd.lookup(record_.unit, decided); });
 }
 
 void ReapOp::decided(const Result<UnitState>& lookup) {

@@ -31,6 +31,20 @@
 
 namespace nerve {
 
+// A lookup of a record's scope asked ahead of its reap (final_reap.cpp asks it before it writes the
+// fence, so systemd answers while nerved writes): the reap takes its answer instead of asking again.
+// Only for a record the reap would look up (this boot's, with a unit); otherwise it is not asked.
+class LookupAhead {
+ public:
+  static std::shared_ptr<LookupAhead> ask(Deps& deps, const Record& record);
+  // 'done' gets the answer: now if it came, else when it comes.
+  void take(Done<UnitState> done);
+
+ private:
+  std::optional<Result<UnitState>> answer_;
+  Done<UnitState> waiting_;
+};
+
 class ReapOp : public std::enable_shared_from_this<ReapOp> {
  public:
   using Done = std::function<void(Receipt)>;
@@ -38,12 +52,14 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, Cause cause, Done done) {
     start(deps, record, grace_usec, 0, cause, std::move(done));
   }
-  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done);
+  // AHEAD: the scope's lookup, already asked (LookupAhead::ask with this record), or null.
+  static void start(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done,
+                    std::shared_ptr<LookupAhead> ahead = nullptr);
 
   ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause, Done done);
 
  private:
-  void begin();
+  void begin(std::shared_ptr<LookupAhead> ahead);
   void decided(const Result<UnitState>& lookup);
   void stop_scope();
   void send_stop();

@@ -81,6 +81,7 @@ class MockCgroups : public Cgroups {
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
   MOCK_METHOD(void, unwatch, (int handle), (override));
   MOCK_METHOD(std::optional<std::string>, member_of, (pid_t pid), (override));
+  MOCK_METHOD(void, prime_migration, (), (override));
 };
 
 class MockOwnerWatch : public OwnerWatch {

@@ -120,7 +120,7 @@ class LifecycleTest : public ::testing::Test, protected World {
   }
   RunState state_on_disk(const std::string& run) const { return test::load(store, run).value().state; }
 
- private:
+ protected:
   // A stop (StopUnit, or a TERM to all through KillUnit) of a unit that exists; a stop of a unit that
   // is already gone changes nothing and is not an event.
   void stop(const std::string& unit) {
@@ -134,6 +134,7 @@ class LifecycleTest : public ::testing::Test, protected World {
     if (watchers.count(cgroup)) watchers[cgroup]();
   }
 
+ private:
   std::vector<std::shared_ptr<ContainResult>> contains_;
   std::vector<std::shared_ptr<ReapResult>> reaps_;
 };

@@ -234,3 +234,39 @@ TEST_F(ALifecycle, AnswersQueriesAndServesOtherRunsWhileTheManagerDoesNotAnswerA
   ASSERT_TRUE(stuck.receipt);
   EXPECT_EQ(stuck.receipt->outcome, Outcome::Complete);
 }
+
+// Issue 9: the kernel's grace period of the run's migration starts when the call arrives, before
+// the intent record is written and before systemd is asked for the scope.
+TEST_F(ALifecycle, PrimesTheMigrationBeforeItWritesTheIntentOrAsksForTheScope) {
+  bool record_then = true, scope_then = true;
+  EXPECT_CALL(cgroups, prime_migration()).WillOnce(Invoke([&] {
+    record_then = store.load("r1") && store.load("r1")->has_value();
+    scope_then = !starts.empty();
+  }));
+  auto& result = contained("r1");
+  ASSERT_TRUE(result.reply);
+  EXPECT_FALSE(record_then) << "the intent record was written before the migration was primed";
+  EXPECT_FALSE(scope_then) << "the scope was asked for before the migration was primed";
+}
+
+// Issue 9: a reap asks systemd about the scope before it writes the fence (so systemd answers while
+// nerved writes), once, and signals only after the fence is durable.
+TEST_F(ALifecycle, AsksForTheScopeBeforeItWritesTheFenceAndOnlyOnce) {
+  contained("r1");
+  std::optional<RunState> state_at_lookup, state_at_kill;
+  const std::string unit = starts.at(0).first.unit;
+  EXPECT_CALL(systemd, lookup(unit)).WillOnce(Invoke([&](const std::string&) -> Result<UnitState> {
+    state_at_lookup = state_on_disk("r1");
+    return units.at(unit);
+  }));
+  ON_CALL(systemd, kill_unit).WillByDefault(Invoke([&](const std::string& u, int signo) {
+    if (!state_at_kill) state_at_kill = state_on_disk("r1");
+    if (signo == SIGTERM || signo == SIGKILL) stop(u);
+    return Result<void>();
+  }));
+  reap("r1");
+  ASSERT_TRUE(state_at_lookup);
+  EXPECT_EQ(*state_at_lookup, RunState::Running) << "the lookup was asked after the fence";
+  ASSERT_TRUE(state_at_kill) << "nothing was signalled";
+  EXPECT_EQ(*state_at_kill, RunState::Reaping) << "a signal was sent before the fence was durable";
+}

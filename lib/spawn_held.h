@@ -1,11 +1,12 @@
 // Starting a command that waits for permission to exec.
 //
-// spawn_held forks a child that prepares everything (new session, stdio, working folder, default
-// signal handling) and then blocks until it is released, so nerved can put it into its run's scope
-// before any of the command's code runs: the held-child protocol of held_child.h (an exec failure is
-// reported through a close-on-exec pipe; EOF on it means the exec happened). A sealed child, once
-// released (so in its scope), enters a new cgroup namespace before it execs (sealing.h). Everything
-// the child needs is prepared before fork.
+// spawn_held starts the small helper nerve-held (held_helper.h) with posix_spawn, not a fork of
+// nerved: its cost does not grow with the daemon. The child is in a new session with default signal
+// handling and its stdio; it goes to the working folder and then blocks until it is released, so
+// nerved can put it into its run's scope before any of the command's code runs: the held-child
+// protocol of held_child.h (an exec failure is reported through a close-on-exec pipe; EOF on it means
+// the exec happened). A sealed child, once released (so in its scope), enters a new cgroup namespace
+// before it execs (sealing.h).
 #pragma once
 
 #include "fd.h"
@@ -39,7 +40,8 @@ struct HeldChild {
 std::optional<std::string> resolve_command(const std::string& argv0, const std::vector<std::string>& env,
                                            const std::string& cwd = "");
 
-// Throws std::system_error when the child cannot be made (ENOENT when the command is not found).
+// Throws std::system_error when the child cannot be made (ENOENT when the command or the helper is
+// not found, EBADF for a stdio fd < 0).
 HeldChild spawn_held(const SpawnSpec& spec);
 
 // Lets the child exec, with RUN_ENV (NERVE_RUN=, NERVE_RUN_ATTEMPT=, INVOCATION_ID=; at most three,

@@ -1,0 +1,60 @@
+// MigrationPrimer: prime() returns at once and its thread writes nerved's pid to the cgroup.procs it
+// was given (a no-op migration); without one it does nothing; a failed write never reaches the caller.
+#include "migration_primer.h"
+
+#include "host.h"
+#include "temp_dir.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace nerve {
+namespace {
+
+// Waits (bounded, 5 s) until the primer has written N times.
+bool written(const MigrationPrimer& p, unsigned n) {
+  for (int i = 0; i < 5000 && p.done() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return p.done() >= n;
+}
+
+TEST(AMigrationPrimer, WritesItsOwnPidToTheGivenCgroupProcsOnAThreadOfItsOwn) {
+  test::TempDir tmp;
+  std::string procs = tmp / "cgroup.procs";
+  std::ofstream(procs).close();
+  MigrationPrimer primer(Fd(::open(procs.c_str(), O_WRONLY | O_CLOEXEC)));
+  primer.prime();
+  ASSERT_TRUE(written(primer, 1));
+  std::ifstream in(procs);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::to_string(::getpid()));
+}
+
+TEST(AMigrationPrimer, DoesNothingWithoutACgroupProcs) {
+  MigrationPrimer primer{Fd()};
+  primer.prime();
+  EXPECT_EQ(primer.done(), 0u);
+}
+
+TEST(AMigrationPrimer, IgnoresAFailedWrite) {
+  MigrationPrimer primer(Fd(::open("/dev/full", O_WRONLY | O_CLOEXEC)));
+  primer.prime();
+  primer.prime();  // logs the first failure; never throws, never blocks
+  EXPECT_EQ(primer.done(), 0u);
+}
+
+TEST(AMigrationPrimer, FindsTheCgroupProcsOfItsOwnCgroup) {
+  auto root = cgroup_root();
+  if (!root) GTEST_SKIP() << "no cgroup2 here";
+  Fd fd = MigrationPrimer::open_own_procs(*root);
+  EXPECT_TRUE(fd) << "cannot open the cgroup.procs of this process's cgroup under " << *root;
+}
+
+}  // namespace
+}  // namespace nerve

@@ -52,8 +52,9 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
       ->type_name("MS")
       ->check(CLI::Range(1, 600'000));
   app.add_option("--systemd-bus", o.systemd_bus,
-                 "reach the user manager through its private socket, the session bus, or auto (default: the "
-                 "private socket when it takes the connection)")
+                 "reach the user manager through the session bus (default), its private socket, or auto (the "
+                 "private socket when it takes the connection); private and auto wait for the manager's "
+                 "handshake when they connect")
       ->type_name("WAY")
       ->check(CLI::IsMember({"auto", "private", "session"}));
   app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")

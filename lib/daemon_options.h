@@ -29,7 +29,7 @@ struct DaemonOptions {
   std::chrono::milliseconds retry_first{1000};
   // How nerved reaches the systemd user manager (systemd_link.h): "auto" (its private socket when it
   // takes the connection, else the session bus), "private" or "session".
-  std::string systemd_bus = "auto";
+  std::string systemd_bus = "session";  // see --systemd-bus: private/auto can wait on a stopped manager
   // The slice of a run that names none (run_controls.h).
   std::string default_slice = "nerve.slice";
 };

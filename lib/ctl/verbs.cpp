@@ -178,6 +178,12 @@ std::optional<json> get_run(Context& ctx, const char* verb, const std::string& r
   }
 }
 
+// The unit's state as GetRun tells it; "unknown (why)" when systemd did not answer (issue 8 item 6).
+std::string live_state(const json& live) {
+  if (live.value("unknown", false)) return "unknown (" + live.value("error", "") + ")";
+  return live.value("known", false) ? live.value("active_state", "") : "no unit";
+}
+
 void print_status(const std::string& run, const json& s) {
   const json& rec = s["record"];
   const json& live = s["live"];
@@ -186,8 +192,7 @@ void print_status(const std::string& run, const json& s) {
   std::printf("  invocation id: %s\n", rec.value("invocation_id", "").c_str());
   std::printf("  cgroup:        %s\n", rec.value("cgroup", "").c_str());
   std::printf("  boot id:       %s\n", rec.value("boot_id", "").c_str());
-  std::printf("  live:          %s%s\n",
-              live.value("known", false) ? live.value("active_state", "").c_str() : "no unit",
+  std::printf("  live:          %s%s\n", live_state(live).c_str(),
               live.value("known", false) && !live.value("ours", false) ? " (not ours: another invocation)" : "");
   std::string pids;
   for (auto& p : live["pids"]) pids += (pids.empty() ? "" : " ") + std::to_string(p.get<int>());
@@ -206,7 +211,7 @@ bool is_running(const json& s) {
 }
 
 // Exit codes as LSB and systemctl status: 0 running, 3 not running (any other state, or its scope is
-// gone), 4 no such run.
+// gone), 4 no such run, or its unit's state is unknown (systemd did not answer nerved in time).
 int status(Context& ctx, const VerbArgs& a) {
   auto s = get_run(ctx, "status", a.run);
   if (!s) return kExitNoSuchRun;
@@ -214,7 +219,10 @@ int status(Context& ctx, const VerbArgs& a) {
     print_json(*s, a.json);
   else
     print_status(a.run, *s);
-  return is_running(*s) ? 0 : kExitNotRunning;
+  if (is_running(*s)) return 0;
+  // A running record whose unit systemd did not describe in time: not known to be running or not.
+  bool unknown = (*s)["record"].value("state", "") == "running" && (*s)["live"].value("unknown", false);
+  return unknown ? kExitStatusUnknown : kExitNotRunning;
 }
 
 // One line of `list`: ListRuns' fields, and from GetRun the live processes and the creation time.

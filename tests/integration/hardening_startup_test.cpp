@@ -53,8 +53,7 @@ TEST_F(HardeningStartup, ASecondNervedChangesNoRecordAndExits) {
 // Item 9: startup reaps ran inline before the bus name was owned. With the user manager stalled,
 // every lookup waits for its timeout: nerved must still own its name and answer at once, and reap
 // the runs once the manager resumes.
-// issue 8 item 9: pending — ListRuns answers in ~75 ms under load against the 50 ms bound; the path is not made cheaper yet
-TEST_F(HardeningStartup, DISABLED_OwnsItsNameAndAnswersBeforeTheStartupReapsWithAStalledManager) {
+TEST_F(HardeningStartup, OwnsItsNameAndAnswersBeforeTheStartupReapsWithAStalledManager) {
   auto runs = run_ids("dead", 3);
   pid_t owner = start_owner("owner", runs);
   ASSERT_TRUE(await_state(runs, "running", 20'000ms));

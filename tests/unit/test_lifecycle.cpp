@@ -173,6 +173,30 @@ TEST_F(ALifecycle, ShowsTheRecordTheReceiptAndWhatSystemdSaysInItsStatus) {
   EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
 }
 
+// Issue 8 item 6: a stalled user manager never delays GetRun. After kLiveStateDeadline it answers
+// what the cgroup tree says, with the unit's state unknown; systemd's late answer is dropped.
+TEST_F(ALifecycle, AnswersItsStatusWithTheUnitStateUnknownWhenSystemdDoesNotAnswerInTime) {
+  auto unit = contained("r1").reply->unit;
+  systemd.stall_lookups_of.insert(unit);
+  int answers = 0;
+  nlohmann::json status;
+  lifecycle.status_json("r1", [&](Result<std::string> r) {
+    ++answers;
+    status = nlohmann::json::parse(r.value());
+  });
+  EXPECT_EQ(answers, 0);
+  timers.advance(kLiveStateDeadline);
+  ASSERT_EQ(answers, 1);
+  EXPECT_EQ(status["live"]["unknown"], true);
+  EXPECT_THAT(status["live"]["error"].get<std::string>(), HasSubstr("did not answer within"));
+  EXPECT_EQ(status["live"]["known"], false);
+  EXPECT_EQ(status["live"]["populated"], true);
+  EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
+  ASSERT_EQ(systemd.stalled_lookups.size(), 1u);
+  systemd.stalled_lookups[0].second(UnitState{});  // the late answer
+  EXPECT_EQ(answers, 1);
+}
+
 TEST_F(ALifecycle, LeavesAnUnreadableRecordInPlaceWhenAskedForItsStatus) {
   std::filesystem::create_directory(store.run_path("r1"));
   std::ofstream(store.run_path("r1") + "/lifecycle.json") << "{";

@@ -11,7 +11,8 @@ std::shared_ptr<void> CallGate::admit(const std::string& sender) {
   if (n >= limit_) return nullptr;
   ++n;
   // The ticket gives the slot back when its last copy goes (after the reply, or if the call is dropped).
-  return std::shared_ptr<void>(nullptr, [this, alive = std::weak_ptr<int>(alive_), sender](void*) {
+  // (It points at the gate, never deleted through it: a ticket is only tested for being there.)
+  return std::shared_ptr<void>(static_cast<void*>(this), [this, alive = std::weak_ptr<int>(alive_), sender](void*) {
     if (alive.expired()) return;
     auto it = in_flight_.find(sender);
     if (it != in_flight_.end() && --it->second == 0) in_flight_.erase(it);

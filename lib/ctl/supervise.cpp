@@ -262,8 +262,8 @@ class Supervisor {
     } catch (const sdbus::Error& e) {
       if (may_not_exist && e.getName() == "org.nerve.Lifecycle1.Error.NoSuchRun") return;
       if (e.getName() == "org.nerve.Lifecycle1.Error.Superseded") {
-        std::fprintf(stderr, "nervectl launch: run '%s' was launched again by another client; its attempt %u is over: %s\n",
-                     req_.run.c_str(), attempt_, e.getMessage().c_str());
+        std::fprintf(stderr, "nervectl launch: run '%s' was launched again by another client; its attempt %u is over: %s [%s]\n",
+                     req_.run.c_str(), attempt_, e.getMessage().c_str(), e.getName().c_str());
         return;
       }
       std::fprintf(stderr, "nervectl launch: cannot %s run '%s': %s [%s]\n", what, req_.run.c_str(),

@@ -91,7 +91,9 @@ TEST_F(HardeningLaunch, LaunchWaitsFinalReapNeverReapsTheAttemptOfARelaunch) {
   ctl_background("relaunch", {"launch", "--grace", "1", "sv", "--", "sleep", "600"});
   auto code = wait_child(supervisor, 20'000ms);
   ASSERT_TRUE(code.has_value()) << "the supervisor did not end after the relaunch ended its command";
-  ASSERT_TRUE(eventually([&] { return record("sv").attempt == 2u; }, 10'000ms)) << log();
+  ASSERT_TRUE(eventually([&] { return record("sv").attempt == 2u && to_string(record("sv").state) == "running"; },
+                         10'000ms))
+      << log();
   for (pid_t p : run_pids("sv")) track(p, false);
   bool reaped = eventually([&] { return to_string(record("sv").state) != "running"; }, 2000ms);
   EXPECT_FALSE(reaped) << "the supervisor of attempt 1 reaped attempt 2: state " << to_string(record("sv").state)

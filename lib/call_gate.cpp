@@ -41,7 +41,9 @@ void CallGate::schedule() {
 
 void CallGate::serve() {
   scheduled_ = false;
-  for (std::size_t served = 0; served < kServedPerTurn && !turns_.empty(); ++served) {
+  auto until = timers_.now() + kServeBudget;
+  for (std::size_t served = 0; served < kServedPerTurn && !turns_.empty() && (served == 0 || timers_.now() < until);
+       ++served) {
     std::string sender = std::move(turns_.front());
     turns_.pop_front();
     auto it = queued_.find(sender);

@@ -2,12 +2,13 @@
 // holds a ticket of its client (its bus sender) from its arrival until its reply: a client may have
 // at most `limit` calls in flight, and a call beyond that is answered at once with
 // Error.LimitExceeded. Work that is only queued (the read-only queries) is served in turns, one call
-// of each client with queued work per round and at most kServedPerTurn calls per turn of the event
-// loop, so a client with thousands of queued calls delays another client's call by one round only.
+// of each client with queued work per round and a small budget per turn of the event loop, so a
+// client with thousands of queued calls delays another client's call by one round only.
 #pragma once
 
 #include "event_loop.h"
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -19,7 +20,11 @@ namespace nerve {
 
 class CallGate {
  public:
+  // Per turn of the loop: at most this many queued calls, for at most this long (at least one call).
+  // The rest of the turn reads new messages (event_loop.h), so that a call queued behind a flood on
+  // the bus is reached soon.
   static constexpr std::size_t kServedPerTurn = 32;
+  static constexpr std::chrono::milliseconds kServeBudget{5};
 
   CallGate(Timers& timers, std::size_t limit) : timers_(timers), limit_(limit) {}
   CallGate(const CallGate&) = delete;

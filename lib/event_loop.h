@@ -55,7 +55,7 @@ class EventLoop : public Timers {
   void stop() { stopping_ = true; }
 
  private:
-  static constexpr int kBusBatch = 256;
+  static constexpr std::chrono::milliseconds kBusBudget{20};
   void process_bus();
   static void guarded(const char* what, const std::function<void()>& fn);
 

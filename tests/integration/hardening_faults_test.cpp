@@ -45,6 +45,11 @@ TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndRea
   ASSERT_EQ(pids.size(), runs.size());
   ASSERT_NO_FATAL_FAILURE(stall_manager());
   auto stalled_at = Clock::now();
+  // A running run whose unit systemd cannot describe now: status unknown (LSB 4), said so, at once.
+  Output status = ctl({"status", "st0"}, {}, 5000ms);
+  EXPECT_EQ(status.exit_code, 4) << status.out << status.err;
+  EXPECT_THAT(status.out, HasSubstr("live:          unknown (systemd did not answer within 25 ms)"));
+  EXPECT_THAT(status.out, HasSubstr("processes:     ")) << "the cgroup tree's pids are still shown";
   ASSERT_EQ(::kill(owner, SIGKILL), 0);  // three reaps now wait for the manager
   milliseconds worst{0};
   std::string worst_call;

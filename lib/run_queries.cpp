@@ -56,7 +56,7 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
     out["live"] = live;
     return done(out.dump());
   }
-  // What needs no systemd is read now; the unit's state comes from a lookup that gets kLiveStateDeadline
+  // What needs no systemd is read now; the unit's state comes from a lookup with a short deadline
   // (issue 8 item 6: a stalled user manager never delays GetRun). A late answer is dropped.
   add_cgroup_state(*record, deps_.cgroups, live);
   auto answer = std::make_shared<ReplyOnce<UnitState>>([rec = *record, out, live, done](Result<UnitState> l) mutable {
@@ -64,10 +64,15 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
     out["live"] = live;
     done(out.dump());
   });
-  TimerId timer = deps_.timers.add_timer(kLiveStateDeadline, [answer] {
-    (*answer)(Error{error_late, "systemd did not answer within " + std::to_string(kLiveStateDeadline.count()) + " ms"});
+  // A manager that answered its last lookup gets kLiveStateFirstDeadline; once one lookup was late, the
+  // next get kLiveStateDeadline, until systemd answers one again (even late).
+  auto wait = systemd_late_ ? kLiveStateDeadline : kLiveStateFirstDeadline;
+  TimerId timer = deps_.timers.add_timer(wait, [this, answer, wait] {
+    systemd_late_ = true;
+    (*answer)(Error{error_late, "systemd did not answer within " + std::to_string(wait.count()) + " ms"});
   });
   deps_.systemd.lookup(record->unit, [this, answer, timer](Result<UnitState> l) {
+    if (l || is_no_such_unit(l.error())) systemd_late_ = false;
     if (!answer->pending()) return;
     deps_.timers.cancel_timer(timer);
     (*answer)(std::move(l));

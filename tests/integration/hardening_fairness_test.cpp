@@ -46,7 +46,7 @@ TEST_F(HardeningFairness, AClientFloodingTwentyThousandListRunsDelaysAnotherClie
   int left_then = kFlood - (answered + limited + failed);
   EXPECT_EQ(other.error, "") << other.message;
   EXPECT_EQ(other.count, runs.size());
-  EXPECT_LT(other.took, 1000ms) << "another client waited behind the flood (" << left_then << " calls still unanswered)";
+  EXPECT_LT(other.took, 2000ms) << "another client waited behind the flood (" << left_then << " calls still unanswered)";
   std::printf("another client's ListRuns during the flood: %lld ms (%d flood calls unanswered then)\n",
               static_cast<long long>(other.took.count()), left_then);
 

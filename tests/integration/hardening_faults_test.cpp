@@ -48,22 +48,24 @@ TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndRea
   // A running run whose unit systemd cannot describe now: status unknown (LSB 4), said so, at once.
   Output status = ctl({"status", "st0"}, {}, 5000ms);
   EXPECT_EQ(status.exit_code, 4) << status.out << status.err;
-  EXPECT_THAT(status.out, HasSubstr("live:          unknown (systemd did not answer within 25 ms)"));
+  EXPECT_THAT(status.out, HasSubstr("live:          unknown (systemd did not answer within 500 ms)"));
   EXPECT_THAT(status.out, HasSubstr("processes:     ")) << "the cgroup tree's pids are still shown";
   ASSERT_EQ(::kill(owner, SIGKILL), 0);  // three reaps now wait for the manager
-  milliseconds worst{0};
+  milliseconds worst{0}, worst_connect{0};
   std::string worst_call;
   while (since(stalled_at) < 10'000ms) {
     for (const char* method : {"ListRuns", "GetRun"}) {
       Timed t = timed_call(method, std::string(method) == "GetRun" ? "st0" : "", 12'000ms);
       EXPECT_EQ(t.error, "") << method << ": " << t.message;
       if (t.took > worst) worst = t.took, worst_call = method;
+      worst_connect = std::max(worst_connect, t.connect);
     }
     eventually([] { return false; }, 200ms);
   }
-  EXPECT_LT(worst, 50ms) << "slowest query: " << worst_call;
-  std::printf("manager stopped 10 s: slowest query %lld ms (%s)\n", static_cast<long long>(worst.count()),
-              worst_call.c_str());
+  EXPECT_LT(worst, 50ms) << "slowest query: " << worst_call << " (connecting took up to " << worst_connect.count()
+                         << " ms more)";
+  std::printf("manager stopped 10 s: slowest query %lld ms (%s); connecting to the bus up to %lld ms more\n",
+              static_cast<long long>(worst.count()), worst_call.c_str(), static_cast<long long>(worst_connect.count()));
   resume_manager();
   EXPECT_TRUE(await_state(runs, "reaped", 30'000ms)) << log();
   EXPECT_TRUE(eventually([&] { return all_gone(pids); }, 10'000ms));

@@ -186,15 +186,26 @@ TEST_F(ALifecycle, AnswersItsStatusWithTheUnitStateUnknownWhenSystemdDoesNotAnsw
   });
   EXPECT_EQ(answers, 0);
   timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 0) << "a manager not yet seen late gets the longer first deadline";
+  timers.advance(kLiveStateFirstDeadline - kLiveStateDeadline);
   ASSERT_EQ(answers, 1);
   EXPECT_EQ(status["live"]["unknown"], true);
   EXPECT_THAT(status["live"]["error"].get<std::string>(), HasSubstr("did not answer within"));
   EXPECT_EQ(status["live"]["known"], false);
   EXPECT_EQ(status["live"]["populated"], true);
   EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
-  ASSERT_EQ(systemd.stalled_lookups.size(), 1u);
-  systemd.stalled_lookups[0].second(UnitState{});  // the late answer
-  EXPECT_EQ(answers, 1);
+  // Systemd was late: the next status waits only kLiveStateDeadline.
+  lifecycle.status_json("r1", [&](Result<std::string>) { ++answers; });
+  timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 2);
+  ASSERT_EQ(systemd.stalled_lookups.size(), 2u);
+  systemd.stalled_lookups[0].second(UnitState{});  // a late answer: dropped, but systemd answers again
+  EXPECT_EQ(answers, 2);
+  lifecycle.status_json("r1", [&](Result<std::string>) { ++answers; });
+  timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 2) << "after an answer, the longer deadline again";
+  timers.advance(kLiveStateFirstDeadline);
+  EXPECT_EQ(answers, 3);
 }
 
 TEST_F(ALifecycle, LeavesAnUnreadableRecordInPlaceWhenAskedForItsStatus) {

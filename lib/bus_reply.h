@@ -28,16 +28,28 @@ inline void value_or_throw(const Result<void>& r) {
 }
 
 // An asynchronous method's reply slot that completion callbacks can share (sdbus::Result is move-only).
+// It may hold the call's ticket (call_gate.h), given back as soon as the reply is sent.
 template <typename... Outs>
 class AsyncReply {
  public:
-  explicit AsyncReply(sdbus::Result<Outs...>&& result)
-      : result_(std::make_shared<sdbus::Result<Outs...>>(std::move(result))) {}
-  void error(const Error& e) const { result_->returnError(sdbus::Error(e.name, e.message)); }
-  void operator()(const Outs&... outs) const { result_->returnResults(outs...); }
+  explicit AsyncReply(sdbus::Result<Outs...>&& result) : state_(std::make_shared<State>(std::move(result))) {}
+  void hold(std::shared_ptr<void> ticket) const { state_->ticket = std::move(ticket); }
+  void error(const Error& e) const {
+    state_->result.returnError(sdbus::Error(e.name, e.message));
+    state_->ticket.reset();
+  }
+  void operator()(const Outs&... outs) const {
+    state_->result.returnResults(outs...);
+    state_->ticket.reset();
+  }
 
  private:
-  std::shared_ptr<sdbus::Result<Outs...>> result_;
+  struct State {
+    explicit State(sdbus::Result<Outs...>&& r) : result(std::move(r)) {}
+    sdbus::Result<Outs...> result;
+    std::shared_ptr<void> ticket;
+  };
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace nerve

@@ -24,6 +24,8 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.boot_id = deps_.boot_id;
   record_.state = RunState::Launching;
   record_.leader_pid = req_.pid;
+  record_.leader_start_time = proc_start_time(req_.pid).value_or(0);
+  record_.reap_on_exit = req_.reap_on_exit;
   record_.grace_usec = req_.grace_usec;
   record_.keep = req_.keep;
   record_.owner = req_.owner;

@@ -37,6 +37,7 @@ struct ContainRequest {
   RunControls controls;  // properties, slice, timeout (run_controls.h)
   std::string parent;    // the run the caller is inside (nested run, set by Lifecycle); "" = none
   pid_t caller_pid = 0;  // whose cgroup tells the parent run (Launch: the engine); 0 = pid
+  bool reap_on_exit = false;  // Launch'd with reap_on_exit: kept in the record (issue 8 item 8)
 };
 
 struct ContainReply {

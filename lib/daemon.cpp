@@ -86,7 +86,7 @@ struct Nerved {
         lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
-        object(*bus, lifecycle, launcher, systemd,
+        object(*bus, loop, lifecycle, launcher, systemd,
                ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
         run_objects(*bus, store, launcher, cgroups),
         pruner(loop, store, lifecycle, opt.keep_finished) {

@@ -6,6 +6,7 @@
 #include "conventions.h"
 
 #include <chrono>
+#include <cstddef>
 
 namespace nerve {
 
@@ -17,6 +18,15 @@ inline constexpr std::chrono::milliseconds kSystemdJobCallTimeout{10'000};
 // (the held process is then never let exec). A stop job has no deadline of its own: the reap's
 // timers (reaper.h) decide when it is over.
 inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
+// GetRun's live part waits kLiveStateFirstDeadline for the unit's state; then it answers what the
+// cgroup tree says with the unit's state unknown. Once systemd was late, the next lookups get only
+// kLiveStateDeadline until it answers one again (issue 8 item 6: a stalled manager never delays a
+// query, and a merely busy one is not taken for stalled).
+inline constexpr std::chrono::milliseconds kLiveStateFirstDeadline{500};
+inline constexpr std::chrono::milliseconds kLiveStateDeadline{25};
+
+// The calls one client (bus connection) may have in flight; one more is answered LimitExceeded (call_gate.h).
+inline constexpr std::size_t kCallsPerClient = 512;
 
 // A reap: cgroup.kill this long after nerved's SIGKILL; pending_retry if processes are left this
 // long after the grace.

@@ -24,6 +24,10 @@ inline constexpr const char* ExecFailed = "org.nerve.Lifecycle1.Error.ExecFailed
 inline constexpr const char* AccessDenied = "org.nerve.Lifecycle1.Error.AccessDenied";
 inline constexpr const char* InvalidProperty = "org.nerve.Lifecycle1.Error.InvalidProperty";
 inline constexpr const char* SealingUnavailable = "org.nerve.Lifecycle1.Error.SealingUnavailable";
+// ReapAttempt of an attempt that a relaunch has already ended: the run is at a later attempt now.
+inline constexpr const char* Superseded = "org.nerve.Lifecycle1.Error.Superseded";
+// The caller (one bus connection) has too many calls in flight (call_gate.h): nothing was done.
+inline constexpr const char* LimitExceeded = "org.nerve.Lifecycle1.Error.LimitExceeded";
 // A fault inside nerved (an exception the handler did not expect): the call did nothing.
 inline constexpr const char* Internal = "org.nerve.Lifecycle1.Error.Internal";
 

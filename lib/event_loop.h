@@ -61,6 +61,7 @@ class EventLoop : public Timers {
   void stop() { stopping_ = true; }
 
  private:
+  static constexpr std::chrono::milliseconds kBusBudget{20};
   void process_bus();
   static void guarded(const char* what, const std::function<void()>& fn);
 

@@ -42,6 +42,18 @@ void Lifecycle::final_reap(const std::string& run, int signal, std::uint64_t gra
   final_reap_of(run, 0, signal, grace_usec, cause, [done = std::move(done)](Result<Receipt> r, bool) { done(r); });
 }
 
+void Lifecycle::final_reap_attempt(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec,
+                                   Cause cause, Done<Receipt> done) {
+  final_reap_of(run, attempt, signal, grace_usec, cause, [this, run, attempt, done](Result<Receipt> r, bool moot) {
+    if (!moot) return done(r);
+    auto now = records_.load_existing(run);
+    if (!now) return done(now.error());
+    done(Error{error::Superseded, "run " + quote_value(run) + " is at attempt " + std::to_string(now->attempt) +
+                                      ", not " + std::to_string(attempt) + ": a relaunch ended attempt " +
+                                      std::to_string(attempt) + " already; nothing was done"});
+  });
+}
+
 void Lifecycle::final_reap_of(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec,
                               Cause cause, std::function<void(Result<Receipt>, bool moot)> done) {
   // A reap of an attempt that is no longer the run's reaps nothing, not even children of the new one.

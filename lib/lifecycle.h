@@ -45,6 +45,10 @@ class Lifecycle {
   void cancel(const std::string& run, int signal, std::uint64_t grace_usec, Done<Receipt> done) {
     final_reap(run, signal, grace_usec, Cause::Cancelled, std::move(done));
   }
+  // final_reap of attempt 'attempt' only: Error Superseded, nothing done, when the run is at another
+  // attempt at its turn (a relaunch came between; issue 8 item 2, ReapAttempt).
+  void final_reap_attempt(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec, Cause cause,
+                          Done<Receipt> done);
   // The final reap of 'run', its children first (nested_runs.h).
   void final_reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
   // A final reap nobody waits for (owner gone, retry, reap on exit, timeout); a failure is logged with
@@ -59,6 +63,8 @@ class Lifecycle {
   void freezer(const std::string& run, bool freeze, Done<void> done);
   // Every record without a final receipt, once (reconcile.h).
   void reconcile(std::function<void(std::vector<ReconcileLine>)> done);
+  // Told of each running Launch'd run with reap_on_exit that a reconciliation finds (reconcile.h).
+  void on_launched_run(std::function<void(const Record&)> fn) { reconciler_.on_launched_run(std::move(fn)); }
   // Attempt 'attempt' of a run, whose command never started (launches.h); moot at another attempt.
   // 'done' gets true when the run had become final meanwhile (a Cancel or Reap won the race).
   void abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done);

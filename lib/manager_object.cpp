@@ -69,6 +69,17 @@ bool run_control_option(const std::string& key, const sdbus::Variant& value, Run
   return true;
 }
 
+[[noreturn]] void rethrow_named(const char* method);
+
+// Runs 'work'; any exception leaves it as a named bus error (rethrow_named).
+void rethrow_named_from(const char* method, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (...) {
+    rethrow_named(method);
+  }
+}
+
 void check_caller_uid(uid_t uid) {
   if (uid != ::getuid())
     throw_bus_error(error::AccessDenied,
@@ -97,14 +108,44 @@ void ManagerObject::check_current_caller() {
   check_caller_uid(bus_caller(getObject().getConnection(), getObject().getCurrentlyProcessedMessage()->getSender()).uid);
 }
 
-ManagerObject::ManagerObject(sdbus::IConnection& bus, Lifecycle& lifecycle, ProcessLauncher& launcher,
+ManagerObject::ManagerObject(sdbus::IConnection& bus, Timers& timers, Lifecycle& lifecycle, ProcessLauncher& launcher,
                              Systemd& systemd, ManagerSettings settings)
     : AdaptorInterfaces(bus, kObjectPath),
       lifecycle_(lifecycle),
       launcher_(launcher),
       systemd_(systemd),
-      settings_(std::move(settings)) {
+      settings_(std::move(settings)),
+      gate_(timers, settings_.calls_per_client) {
   registerAdaptor();
+}
+
+std::string ManagerObject::current_sender() { return getObject().getCurrentlyProcessedMessage()->getSender(); }
+
+template <typename... Outs>
+bool ManagerObject::admit(const AsyncReply<Outs...>& reply) {
+  std::string sender = current_sender();
+  auto ticket = gate_.admit(sender);
+  if (ticket) {
+    reply.hold(std::move(ticket));
+    return true;
+  }
+  reply.error(Error{error::LimitExceeded, "client " + quote_value(sender) + " already has " +
+                                              std::to_string(gate_.limit()) +
+                                              " calls in flight, nerved's limit per client; nothing was done: "
+                                              "wait for their replies, then call again"});
+  return false;
+}
+
+template <typename... Outs>
+void ManagerObject::in_turn(const char* method, AsyncReply<Outs...> reply, std::function<void()> work) {
+  if (!admit(reply)) return;
+  gate_.queue(current_sender(), [method, reply, work = std::move(work)] {
+    try {
+      rethrow_named_from(method, work);
+    } catch (const sdbus::Error& e) {
+      reply.error(Error{e.getName(), e.getMessage()});
+    }
+  });
 }
 
 ManagerObject::~ManagerObject() { unregisterAdaptor(); }
@@ -119,10 +160,11 @@ RunControls ManagerObject::default_controls() const {
 
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
                             std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
+  AsyncReply reply(std::move(result));
+  if (!admit(reply)) return;
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   ContainRequest req = contain_request(run, grace_usec, options);
-  AsyncReply reply(std::move(result));
   lifecycle_.contain(std::move(req), [reply](Result<ContainReply> r) {
     if (!r) return reply.error(r.error());
     reply(r->unit, r->invocation_id, r->cgroup, r->attempt);
@@ -193,9 +235,10 @@ void ManagerObject::Reap(sdbus::Result<std::string, std::string>&& result, std::
 }
 
 void ManagerObject::freezer(sdbus::Result<>&& result, const std::string& run, bool freeze) try {
+  AsyncReply<> reply(std::move(result));
+  if (!admit(reply)) return;
   value_or_throw(check_run_id(run));
   check_current_caller();
-  AsyncReply<> reply(std::move(result));
   lifecycle_.freezer(run, freeze, [this, reply, run](Result<void> r) {
     if (!r) return reply.error(r.error());
     if (frozen_changed_) frozen_changed_(run);
@@ -216,23 +259,37 @@ void ManagerObject::Cancel(sdbus::Result<std::string, std::string>&& result, std
   rethrow_named("Cancel");
 }
 
+void ManagerObject::ReapAttempt(sdbus::Result<std::string, std::string>&& result, std::string run, uint32_t attempt,
+                                int32_t signal, uint64_t grace_usec) try {
+  if (signal < 0 || signal > 64)
+    throw_bus_error(error::InvalidArgument, "signal " + std::to_string(signal) + " is not 0 or a signal number (1..64)");
+  if (attempt == 0) throw_bus_error(error::InvalidArgument, "attempt 0 does not exist; attempts count from 1");
+  final_reap(std::move(result), run, signal, grace_usec, signal ? Cause::Cancelled : Cause::Reaped, attempt);
+} catch (...) {
+  rethrow_named("ReapAttempt");
+}
+
 void ManagerObject::final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
-                               uint64_t grace_usec, Cause cause) {
+                               uint64_t grace_usec, Cause cause, unsigned attempt) {
+  AsyncReply reply(std::move(result));
+  if (!admit(reply)) return;
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   check_current_caller();
-  AsyncReply reply(std::move(result));
-  lifecycle_.final_reap(run, signal, grace_usec, cause, [reply](Result<Receipt> receipt) {
+  auto answer = [reply](Result<Receipt> receipt) {
     if (!receipt) return reply.error(receipt.error());
     reply(to_string(receipt->outcome), to_json_text(*receipt));
-  });
+  };
+  if (attempt) return lifecycle_.final_reap_attempt(run, attempt, signal, grace_usec, cause, answer);
+  lifecycle_.final_reap(run, signal, grace_usec, cause, answer);
 }
 
 void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, std::string run,
                            std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
                            std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
-  LaunchRequest req = launch_request(run, std::move(argv), std::move(env), std::move(cwd), stdio, options);
   AsyncReply reply(std::move(result));
+  if (!admit(reply)) return;
+  LaunchRequest req = launch_request(run, std::move(argv), std::move(env), std::move(cwd), stdio, options);
   launcher_.launch(std::move(req), [reply, run](Result<pid_t> pid) {
     if (!pid) return reply.error(pid.error());
     reply(sdbus::ObjectPath(run_object_path(run)), static_cast<uint32_t>(*pid));
@@ -304,16 +361,20 @@ void ManagerObject::set_launch_options(LaunchRequest& req, const std::map<std::s
   }
 }
 
-sdbus::ObjectPath ManagerObject::GetRunPath(const std::string& run) try {
-  value_or_throw(lifecycle_.exists(run));
-  return sdbus::ObjectPath(run_object_path(run));
+void ManagerObject::GetRunPath(sdbus::Result<sdbus::ObjectPath>&& result, std::string run) try {
+  AsyncReply reply(std::move(result));
+  in_turn("GetRunPath", reply, [this, reply, run] {
+    value_or_throw(lifecycle_.exists(run));
+    reply(sdbus::ObjectPath(run_object_path(run)));
+  });
 } catch (...) {
   rethrow_named("GetRunPath");
 }
 
 void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) try {
-  check_current_caller();
   AsyncReply reply(std::move(result));
+  if (!admit(reply)) return;
+  check_current_caller();
   lifecycle_.reconcile([reply](std::vector<ReconcileLine> lines) {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
     for (auto& l : lines) out.emplace_back(l.run, to_string(l.action), l.detail);
@@ -325,40 +386,50 @@ void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::strin
 
 std::string ManagerObject::Version() { return NERVE_VERSION; }
 
-void ManagerObject::Forget(const std::string& run) try {
+void ManagerObject::Forget(sdbus::Result<>&& result, std::string run) try {
+  AsyncReply<> reply(std::move(result));
+  if (!admit(reply)) return;
   check_current_caller();
   value_or_throw(lifecycle_.forget(run));
+  reply();
 } catch (...) {
   rethrow_named("Forget");
 }
 
 void ManagerObject::GetRun(sdbus::Result<std::string>&& result, std::string run) try {
   AsyncReply reply(std::move(result));
-  lifecycle_.status_json(run, [reply](Result<std::string> status) {
-    if (!status) return reply.error(status.error());
-    reply(*status);
+  in_turn("GetRun", reply, [this, reply, run] {
+    lifecycle_.status_json(run, [reply](Result<std::string> status) {
+      if (!status) return reply.error(status.error());
+      reply(*status);
+    });
   });
 } catch (...) {
   rethrow_named("GetRun");
 }
 
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> ManagerObject::ListRuns() try {
-  std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
-  for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
-  return out;
+void ManagerObject::ListRuns(
+    sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>>&& result) try {
+  AsyncReply reply(std::move(result));
+  in_turn("ListRuns", reply, [this, reply] {
+    std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
+    for (auto& s : value_or_throw(lifecycle_.list())) out.emplace_back(s.run, s.state, s.unit, s.outcome);
+    reply(out);
+  });
 } catch (...) {
   rethrow_named("ListRuns");
 }
 
 void ManagerObject::SetSliceProperties(sdbus::Result<>&& result, std::string slice,
                                        std::vector<sdbus::Struct<std::string, std::string>> properties) try {
+  AsyncReply<> reply(std::move(result));
+  if (!admit(reply)) return;
   value_or_throw(check_slice_name(slice));
   std::vector<std::pair<std::string, std::string>> pairs;
   for (auto& p : properties) pairs.emplace_back(p.get<0>(), p.get<1>());
   auto parsed = parse_property_pairs(pairs);
   if (!parsed) throw_bus_error(parsed.error().name, parsed.error().message);
   if (parsed->unit_properties.empty()) throw_bus_error(error::InvalidArgument, "no properties to set on " + quote_value(slice));
-  AsyncReply reply(std::move(result));
   set_slice_properties(systemd_, slice, *parsed, [reply](Result<void> set) {
     if (set) return reply();
     reply.error(set.error());

@@ -1,6 +1,7 @@
 #include "process_launcher.h"
 
 #include "errors.h"
+#include "host.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
@@ -8,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 
@@ -27,6 +30,7 @@ ProcessLauncher::~ProcessLauncher() {
     if (c->held.report) loop_.unwatch_fd(c->held.report.get());
     loop_.unwatch_fd(c->held.pidfd.get());
   }
+  for (auto& [run, fd] : adopted_) loop_.unwatch_fd(fd.get());
 }
 
 int ProcessLauncher::exit_status(const std::string& run) const {
@@ -58,6 +62,7 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   creq.owner = c->req.owner;
   creq.controls = c->req.controls;
   creq.caller_pid = c->req.caller_pid;
+  creq.reap_on_exit = c->req.reap_on_exit;
   lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
 }
 
@@ -160,6 +165,45 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
   if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited, c->attempt);
+}
+
+void ProcessLauncher::adopt(const Record& rec) {
+  if (adopted_.count(rec.run) || rec.leader_pid <= 0 || rec.leader_start_time == 0) return;
+  for (const auto& [pid, c] : children_)
+    if (c->req.run == rec.run) return;  // still nerved's own child (a reconcile while nerved runs)
+  pid_t pid = rec.leader_pid;
+  // The pidfd first, then the start time: if it matches, the pidfd is of that very process.
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  int err = pidfd ? 0 : errno;
+  if (!pidfd && err != ESRCH) {
+    spdlog::error("run {}: cannot watch its command pid {}: pidfd_open: {}; trying again in 1 s", rec.run, pid,
+                  std::strerror(err));
+    loop_.add_timer(std::chrono::seconds(1), [this, rec] { adopt(rec); });
+    return;
+  }
+  auto start = pidfd ? proc_start_time(pid, &err) : std::nullopt;
+  bool gone = !pidfd || (start && *start != rec.leader_start_time) || (!start && (err == ENOENT || err == ESRCH));
+  unsigned attempt = rec.attempt;
+  std::string run = rec.run;
+  if (gone) {
+    loop_.add_timer(Clock::duration::zero(), [this, run, attempt, pid] { adopted_ended(run, attempt, pid); });
+    return;
+  }
+  spdlog::info("run {}: watching its command pid {} again (reap on exit)", run, pid);
+  loop_.watch_fd(pidfd.get(), EPOLLIN, [this, run, attempt, pid](std::uint32_t) { adopted_ended(run, attempt, pid); });
+  adopted_[run] = std::move(pidfd);
+}
+
+void ProcessLauncher::adopted_ended(const std::string& run, unsigned attempt, pid_t pid) {
+  if (auto it = adopted_.find(run); it != adopted_.end()) {
+    loop_.unwatch_fd(it->second.get());
+    adopted_.erase(it);
+  }
+  // Not nerved's child (nerved restarted since it started it): its exit status cannot be known.
+  spdlog::info("run {}: command pid {} ended while it was not nerved's child (exit status unknown)", run, pid);
+  exit_status_.erase(run);
+  if (exited_) exited_(run, -1, 0);
+  lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited, attempt);
 }
 
 }  // namespace nerve

@@ -12,6 +12,7 @@
 
 #include "defaults.h"
 #include "event_loop.h"
+#include "fd.h"
 #include "lifecycle.h"
 #include "result.h"
 #include "spawn_held.h"
@@ -42,11 +43,18 @@ class ProcessLauncher {
   // Called when a launched command ends: (run, exit code or -1, signal or 0).
   using Exited = std::function<void(const std::string&, int, int)>;
 
-  ProcessLauncher(EventLoop& loop, Lifecycle& lifecycle) : loop_(loop), lifecycle_(lifecycle) {}
+  ProcessLauncher(EventLoop& loop, Lifecycle& lifecycle) : loop_(loop), lifecycle_(lifecycle) {
+    lifecycle_.on_launched_run([this](const Record& record) { adopt(record); });
+  }
   ~ProcessLauncher();
   void on_exit(Exited fn) { exited_ = std::move(fn); }
 
   void launch(LaunchRequest req, Done done);
+  // A running Launch'd run with reap_on_exit found in its record by a reconciliation (after a restart
+  // of nerved, the command is no longer nerved's child): its command (leader pid + start time) is
+  // watched by a pidfd again, and when it ends, or if it already has, RunExited says the exit status
+  // is unknown (exit_code -1, signal 0) and the run is reaped on exit (issue 8 item 8).
+  void adopt(const Record& record);
   // -1 while running or unknown; the exit code; or 128 + the signal.
   int exit_status(const std::string& run) const;
 
@@ -61,6 +69,8 @@ class ProcessLauncher {
   void on_child_exit(const std::shared_ptr<Child>& c);
   void fail_start(const std::shared_ptr<Child>& c, const std::string& why);
   static std::string exec_error(const Child& c);
+  // The adopted command of 'run' (attempt 'attempt') has ended.
+  void adopted_ended(const std::string& run, unsigned attempt, pid_t pid);
   // Why RUN cannot be launched again (its record is final), or nullopt.
   std::optional<std::string> finished(const std::string& run);
 
@@ -69,6 +79,7 @@ class ProcessLauncher {
   Exited exited_;
   std::map<pid_t, std::shared_ptr<Child>> children_;
   std::map<std::string, int> exit_status_;
+  std::map<std::string, Fd> adopted_;  // run -> pidfd of a command adopted from its record
 };
 
 }  // namespace nerve

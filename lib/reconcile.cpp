@@ -56,8 +56,10 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
     if (--pass->pending == 0) pass->done(std::move(pass->lines));
   };
   for (const auto& run : ids) {
+    // Every run's slot is taken now (a launch of it waits for its line), but the work is paced:
+    // one run per turn of the loop, which serves calls in between (issue 8 item 9).
     queue_.serial<ReconcileLine>(
-        run, [this, run](std::function<void(ReconcileLine)> finish) { one(run, finish); },
+        run, [this, run](std::function<void(ReconcileLine)> finish) { paced([this, run, finish] { one(run, finish); }); },
         [pass, finish_one](ReconcileLine line) {
           log_line(line);
           pass->lines.push_back(std::move(line));
@@ -65,6 +67,20 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
         });
   }
   finish_one();
+}
+
+void Reconciler::paced(std::function<void()> work) {
+  paced_.push_back(std::move(work));
+  if (paced_.size() == 1) deps_.timers.add_timer(Clock::duration::zero(), [this] { next_paced(); });
+}
+
+void Reconciler::next_paced() {
+  for (std::size_t i = 0; i < kPerTurn && !paced_.empty(); ++i) {
+    auto work = std::move(paced_.front());
+    paced_.pop_front();
+    work();
+  }
+  if (!paced_.empty()) deps_.timers.add_timer(Clock::duration::zero(), [this] { next_paced(); });
 }
 
 void Reconciler::again_later(const std::string& run, Clock::duration delay) {
@@ -107,6 +123,7 @@ void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done)
   const std::string run = rec.run;
   if (rec.state == RunState::Running) {
     deadlines_.arm(rec);  // a deadline passed while nerved was down fires at once
+    if (rec.reap_on_exit && launched_) launched_(rec);  // its reap on exit comes after this line
     // A run without a known owner is treated like --keep: only an explicit reap ends it.
     if (!OwnerReaps::owned(rec))
       return done({run, ReconcileAction::Kept,

@@ -95,6 +95,8 @@ std::string to_json_text(const Record& r) {
             {"cgroup_id", r.cgroup_id},
             {"state", to_string(r.state)},
             {"leader_pid", r.leader_pid},
+            {"leader_start_time", r.leader_start_time},
+            {"reap_on_exit", r.reap_on_exit},
             {"grace_usec", r.grace_usec},
             {"keep", r.keep},
             {"owner", {{"kind", to_string(r.owner.kind)}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
@@ -159,6 +161,8 @@ void read_run_controls(const json& j, Record& r) {
   if (j.contains("slice")) r.slice = field<std::string>(j, "slice", what);
   if (j.contains("timeout_usec")) r.timeout_usec = field<std::uint64_t>(j, "timeout_usec", what);
   if (j.contains("parent")) r.parent = field<std::string>(j, "parent", what);
+  if (j.contains("leader_start_time")) r.leader_start_time = field<std::uint64_t>(j, "leader_start_time", what);
+  if (j.contains("reap_on_exit")) r.reap_on_exit = field<bool>(j, "reap_on_exit", what);
 }
 }  // namespace
 

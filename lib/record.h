@@ -51,6 +51,8 @@ struct Record {
   std::uint64_t cgroup_id = 0;  // inode number of the cgroup folder
   RunState state = RunState::Launching;
   int leader_pid = 0;  // the pid that was contained (and then exec'd the command)
+  std::uint64_t leader_start_time = 0;  // its start time (as Owner::start_time); 0 in records before it was kept
+  bool reap_on_exit = false;  // a Launch'd run reaped when its command ends, also after a restart of nerved
   std::uint64_t grace_usec = 0;
   bool keep = false;
   Owner owner;

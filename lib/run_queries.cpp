@@ -1,10 +1,13 @@
 #include "run_queries.h"
 
+#include "defaults.h"
 #include "errors.h"
 #include "run_id.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 namespace nerve {
 
@@ -19,6 +22,21 @@ void add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
   auto populated = cgroups.populated(record.cgroup);
   live["populated"] = !populated || *populated;  // unreadable is not known to be empty
   live["pids"] = cgroups.pids(record.cgroup);
+}
+
+const char* const error_late = "nerve.Systemd.Late";
+
+// What systemd says of the recorded unit. Without an answer (an error, or none in time) the unit's
+// state is unknown: "unknown" is true and "error" says why; known/active_state/ours then say nothing.
+void add_unit_state(const Record& record, const Result<UnitState>& l, json& live) {
+  if (l) {
+    live["known"] = true;
+    live["active_state"] = l->active_state;
+    live["ours"] = !record.invocation_id.empty() && l->invocation_id == record.invocation_id;
+  } else if (!is_no_such_unit(l.error())) {
+    live["unknown"] = true;
+    live["error"] = l.error().message;
+  }
 }
 }  // namespace
 
@@ -38,17 +56,26 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
     out["live"] = live;
     return done(out.dump());
   }
-  deps_.systemd.lookup(record->unit, [this, rec = *record, out, live, done](Result<UnitState> l) mutable {
-    if (l) {
-      live["known"] = true;
-      live["active_state"] = l->active_state;
-      live["ours"] = !rec.invocation_id.empty() && l->invocation_id == rec.invocation_id;
-    } else if (!is_no_such_unit(l.error())) {
-      live["error"] = l.error().message;
-    }
-    add_cgroup_state(rec, deps_.cgroups, live);
+  // What needs no systemd is read now; the unit's state comes from a lookup with a short deadline
+  // (issue 8 item 6: a stalled user manager never delays GetRun). A late answer is dropped.
+  add_cgroup_state(*record, deps_.cgroups, live);
+  auto answer = std::make_shared<ReplyOnce<UnitState>>([rec = *record, out, live, done](Result<UnitState> l) mutable {
+    add_unit_state(rec, l, live);
     out["live"] = live;
     done(out.dump());
+  });
+  // A manager that answered its last lookup gets kLiveStateFirstDeadline; once one lookup was late, the
+  // next get kLiveStateDeadline, until systemd answers one again (even late).
+  auto wait = systemd_late_ ? kLiveStateDeadline : kLiveStateFirstDeadline;
+  TimerId timer = deps_.timers.add_timer(wait, [this, answer, wait] {
+    systemd_late_ = true;
+    (*answer)(Error{error_late, "systemd did not answer within " + std::to_string(wait.count()) + " ms"});
+  });
+  deps_.systemd.lookup(record->unit, [this, answer, timer](Result<UnitState> l) {
+    if (l || is_no_such_unit(l.error())) systemd_late_ = false;
+    if (!answer->pending()) return;
+    deps_.timers.cancel_timer(timer);
+    (*answer)(std::move(l));
   });
 }
 

@@ -34,6 +34,7 @@ class RunQueries {
  private:
   Deps& deps_;
   RunRecords records_;
+  bool systemd_late_ = false;  // the last status lookup missed its deadline, and none was answered since
 };
 
 }  // namespace nerve

@@ -26,6 +26,7 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNotRunning = 3;
 inline constexpr int kExitNoSuchRun = 4;
+inline constexpr int kExitStatusUnknown = 4;  // LSB's "status unknown": systemd did not answer nerved in time
 inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitRetry = 75;
 inline constexpr int kExitNotLaunched = 125;

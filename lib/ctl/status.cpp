@@ -17,6 +17,12 @@ namespace {
 
 using nlohmann::json;
 
+// The unit's state as GetRun tells it; "unknown (why)" when systemd did not answer (issue 8 item 6).
+std::string live_state(const json& live) {
+  if (live.value("unknown", false)) return "unknown (" + live.value("error", "") + ")";
+  return live.value("known", false) ? live.value("active_state", "") : "no unit";
+}
+
 // GetRun's answer, or nullopt (and the message on stderr) when nerved knows no such run.
 std::optional<json> get_run(Context& ctx, const std::string& run) {
   try {
@@ -30,7 +36,7 @@ std::optional<json> get_run(Context& ctx, const std::string& run) {
 
 void print_live(const json& live) {
   bool known = live.value("known", false);
-  std::printf("  live:          %s%s\n", known ? live.value("active_state", "").c_str() : "no unit",
+  std::printf("  live:          %s%s\n", live_state(live).c_str(),
               known && !live.value("ours", false) ? " (not ours: another invocation)" : "");
   std::string pids;
   for (auto& p : live["pids"]) pids += (pids.empty() ? "" : " ") + std::to_string(p.get<int>());
@@ -63,7 +69,7 @@ bool is_running(const json& s) {
 }  // namespace
 
 // Exit codes as LSB and systemctl status: 0 running, 3 not running (any other state, or its scope is
-// gone), 4 no such run.
+// gone), 4 no such run, or its unit's state is unknown (systemd did not answer nerved in time).
 int status(Context& ctx, const VerbArgs& a) {
   auto s = get_run(ctx, a.run);
   if (!s) return kExitNoSuchRun;
@@ -71,7 +77,10 @@ int status(Context& ctx, const VerbArgs& a) {
     print_json(*s, a.json);
   else
     print_status(a.run, *s);
-  return is_running(*s) ? 0 : kExitNotRunning;
+  if (is_running(*s)) return 0;
+  // A running record whose unit systemd did not describe in time: not known to be running or not.
+  bool unknown = (*s)["record"].value("state", "") == "running" && (*s)["live"].value("unknown", false);
+  return unknown ? kExitStatusUnknown : kExitNotRunning;
 }
 
 }  // namespace nerve::ctl

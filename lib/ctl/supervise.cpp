@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 namespace nerve::ctl {
 
@@ -43,23 +45,32 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-// The contain step's report: "K" (one byte, the pipe stays open for the exec step), or an error
-// read to EOF.
-std::string read_contain_report(int fd) {
-  char first = 0;
+// One byte of the report pipe, or nullopt at EOF or on an error.
+std::optional<char> read_byte(int fd) {
+  char c = 0;
   ssize_t n;
   do {
-    n = ::read(fd, &first, 1);
+    n = ::read(fd, &c, 1);
   } while (n < 0 && errno == EINTR);
-  if (n != 1) return "";
-  if (first == kContained) return std::string(1, kContained);
-  return first + read_report(fd);
+  if (n != 1) return std::nullopt;
+  return c;
+}
+
+// The contain step's report: "K<attempt>\n" (the pipe stays open for the exec step), returned as
+// "K<attempt>"; or an error read to EOF.
+std::string read_contain_report(int fd) {
+  auto first = read_byte(fd);
+  if (!first) return "";
+  if (*first != kContained) return *first + read_report(fd);
+  std::string out(1, kContained);
+  for (auto c = read_byte(fd); c && *c != '\n' && out.size() < 16; c = read_byte(fd)) out += *c;
+  return out;
 }
 
 // The child's contain step: Contain through the generated proxy on a connection of its own, with the
 // supervisor's connection as the run's owner, then check that this process is in the scope.
 // "" when contained, else why not.
-std::string contain_child(const SuperviseRequest& req, const std::string& owner_name) {
+std::string contain_child(const SuperviseRequest& req, const std::string& owner_name, unsigned* attempt_out) {
   std::string cgroup;
   try {
     Client client(sdbus::createSessionBusConnection());
@@ -71,6 +82,7 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
     add_control_options(options, req.controls);
     auto [unit, invocation, scope_cgroup, attempt] = client.Contain(req.run, req.grace_usec, options);
     cgroup = scope_cgroup;
+    *attempt_out = attempt;
     set_run_environment(req.run, attempt, invocation);
   } catch (const sdbus::Error& e) {
     return e.getMessage() + " [" + e.getName() + "]";
@@ -83,7 +95,8 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
 // The child, between fork and exec. Never returns.
 [[noreturn]] void child_main(const SuperviseRequest& req, const std::string& owner_name, int go, int report) {
   if (!await_word(go, kWordContain)) ::_exit(kExitNotLaunched);
-  std::string why = contain_child(req, owner_name);
+  unsigned attempt = 0;
+  std::string why = contain_child(req, owner_name, &attempt);
   if (!why.empty()) {
     write_all(report, "E" + why);
     ::_exit(kExitNotLaunched);
@@ -92,7 +105,8 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
     write_all(report, "Ethe run cannot be sealed: " + sealing);
     ::_exit(kExitNotLaunched);
   }
-  write_all(report, std::string(1, kContained));
+  // The attempt, so that the final reap ends this attempt only (ReapAttempt; issue 8 item 2).
+  write_all(report, kContained + std::to_string(attempt) + "\n");
   // Contained: from here a cancellation's signal must end the child at once, not after the grace.
   sigset_t forwarded;
   sigemptyset(&forwarded);
@@ -146,7 +160,10 @@ class Supervisor {
     int s = 0;
     std::string rep = wait_report(&s, read_contain_report);
     if (s) return cancel_uncontained(s);
-    if (rep == std::string(1, kContained)) return -1;
+    if (!rep.empty() && rep[0] == kContained) {
+      attempt_ = static_cast<unsigned>(std::strtoul(rep.c_str() + 1, nullptr, 10));
+      return -1;
+    }
     std::fprintf(stderr, "nervectl launch: %s\nnervectl launch: the command was not started.\n",
                  rep.empty() ? "the contain step ended without a word" : rep.substr(1).c_str());
     reap_child();
@@ -234,13 +251,21 @@ class Supervisor {
     const char* what = sig ? "cancel" : "reap";
     try {
       ctx_.allow_for_reap(req_.grace_usec);
-      auto [outcome, receipt] = sig ? ctx_.client().Cancel(req_.run, sig, req_.grace_usec)
-                                    : ctx_.client().Reap(req_.run, req_.grace_usec);
+      // Once contained, the attempt is known: a relaunch by another client that came between has
+      // ended it already, and the run's new attempt is not this supervisor's to end.
+      auto [outcome, receipt] = attempt_ ? ctx_.client().ReapAttempt(req_.run, attempt_, sig, req_.grace_usec)
+                                : sig  ? ctx_.client().Cancel(req_.run, sig, req_.grace_usec)
+                                       : ctx_.client().Reap(req_.run, req_.grace_usec);
       if (outcome != "complete" && outcome != "no_scope")
         std::fprintf(stderr, "nervectl launch: %s run '%s' ended %s: %s\n", sig ? "cancelling" : "reaping",
                      req_.run.c_str(), outcome.c_str(), receipt.c_str());
     } catch (const sdbus::Error& e) {
       if (may_not_exist && e.getName() == "org.nerve.Lifecycle1.Error.NoSuchRun") return;
+      if (e.getName() == "org.nerve.Lifecycle1.Error.Superseded") {
+        std::fprintf(stderr, "nervectl launch: run '%s' was launched again by another client; its attempt %u is over: %s [%s]\n",
+                     req_.run.c_str(), attempt_, e.getMessage().c_str(), e.getName().c_str());
+        return;
+      }
       std::fprintf(stderr, "nervectl launch: cannot %s run '%s': %s [%s]\n", what, req_.run.c_str(),
                    e.getMessage().c_str(), e.getName().c_str());
     }
@@ -261,6 +286,7 @@ class Supervisor {
   Fd sigfd_, pidfd_;
   HeldPipes pipes_;
   pid_t pid_ = -1;
+  unsigned attempt_ = 0;  // from the contain step's report; 0 until contained
 };
 
 }  // namespace

@@ -80,6 +80,27 @@ TEST_F(HardeningLaunch, TheReapOnExitOfAttemptOneNeverReapsAttemptTwo) {
   EXPECT_TRUE(alive(second));
 }
 
+// Item 2, the supervisor's part: `launch --wait` reaped its run by run id once its command ended. When
+// another client relaunched the run, the relaunch ended attempt 1 (the supervisor's command), and the
+// supervisor's final Reap, queued behind it, then reaped attempt 2. It now ends its own attempt only
+// (ReapAttempt), which answers Superseded.
+TEST_F(HardeningLaunch, LaunchWaitsFinalReapNeverReapsTheAttemptOfARelaunch) {
+  pid_t supervisor = ctl_background("sup", {"launch", "--wait", "--grace", "1", "sv", "--", "sleep", "600"});
+  ASSERT_TRUE(await_state({"sv"}, "running", 20'000ms)) << log();
+  // Another client (this test is its owner) launches the same run again: the relaunch ends attempt 1.
+  ctl_background("relaunch", {"launch", "--grace", "1", "sv", "--", "sleep", "600"});
+  auto code = wait_child(supervisor, 20'000ms);
+  ASSERT_TRUE(code.has_value()) << "the supervisor did not end after the relaunch ended its command";
+  ASSERT_TRUE(eventually([&] { return record("sv").attempt == 2u && to_string(record("sv").state) == "running"; },
+                         10'000ms))
+      << log();
+  for (pid_t p : run_pids("sv")) track(p, false);
+  bool reaped = eventually([&] { return to_string(record("sv").state) != "running"; }, 2000ms);
+  EXPECT_FALSE(reaped) << "the supervisor of attempt 1 reaped attempt 2: state " << to_string(record("sv").state)
+                       << "\n" << read_file(path("sup.err")).value_or("") << log();
+  EXPECT_THAT(read_file(path("sup.err")).value_or(""), HasSubstr("Superseded"));
+}
+
 // Item 10: a Launch refused because the run is final wiped its ExitStatus (to -1).
 TEST_F(HardeningLaunch, ARefusedLaunchKeepsTheFinishedRunsExitStatus) {
   ASSERT_NO_FATAL_FAILURE(connect());

@@ -24,13 +24,14 @@ class HardeningRestart : public Hardening {
   std::unique_ptr<sdbus::IProxy> manager_;
 };
 
-// issue 8 item 8: pending — reap_on_exit and the exit status are not in the record, so a restart loses them
-TEST_F(HardeningRestart, DISABLED_ACommandThatEndsWhileNervedIsDownIsReapedOnExitAfterTheRestart) {
+TEST_F(HardeningRestart, ACommandThatEndsWhileNervedIsDownIsReapedOnExitAfterTheRestart) {
   bus_ = sdbus::createSessionBusConnection();
   manager_ = sdbus::createProxy(*bus_, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
   std::vector<std::string> exited;
   manager_->uponSignal("RunExited").onInterface("org.nerve.Lifecycle1.Manager").call(
-      [&](const std::string& run, std::int32_t, std::int32_t) { exited.push_back(run); });
+      [&](const std::string& run, std::int32_t code, std::int32_t sig, const std::string& cause) {
+        exited.push_back(run + " " + std::to_string(code) + " " + std::to_string(sig) + " " + cause);
+      });
   manager_->finishRegistration();
 
   // The command: an escaped descendant (pidfile), then it waits for its stdin to close.
@@ -55,6 +56,8 @@ TEST_F(HardeningRestart, DISABLED_ACommandThatEndsWhileNervedIsDownIsReapedOnExi
   track(static_cast<pid_t>(pid), false);
   pid_t escaped = await_pidfile(pidfile);
   ASSERT_GT(escaped, 0);
+  EXPECT_TRUE(record("rx").reap_on_exit);
+  EXPECT_NE(record("rx").leader_start_time, 0u);
 
   // nerved dies; the command ends while it is down; nerved comes back.
   ASSERT_EQ(::kill(nerved_pid_, SIGKILL), 0);
@@ -74,7 +77,9 @@ TEST_F(HardeningRestart, DISABLED_ACommandThatEndsWhileNervedIsDownIsReapedOnExi
     pollfd p{pd.fd, pd.events, 0};
     ::poll(&p, 1, 100);
   }
-  EXPECT_EQ(exited, std::vector<std::string>{"rx"}) << "no RunExited after the restart";
+  // Not nerved's child after the restart: the exit status is unknown, said as -1 with signal 0.
+  EXPECT_EQ(exited, std::vector<std::string>{"rx -1 0 exited"}) << "no RunExited after the restart";
+  EXPECT_EQ(to_string(receipt("rx").cause.value_or(Cause::Reaped)), "exited");
 }
 
 }  // namespace

@@ -173,6 +173,41 @@ TEST_F(ALifecycle, ShowsTheRecordTheReceiptAndWhatSystemdSaysInItsStatus) {
   EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
 }
 
+// Issue 8 item 6: a stalled user manager never delays GetRun. After kLiveStateDeadline it answers
+// what the cgroup tree says, with the unit's state unknown; systemd's late answer is dropped.
+TEST_F(ALifecycle, AnswersItsStatusWithTheUnitStateUnknownWhenSystemdDoesNotAnswerInTime) {
+  auto unit = contained("r1").reply->unit;
+  systemd.stall_lookups_of.insert(unit);
+  int answers = 0;
+  nlohmann::json status;
+  lifecycle.status_json("r1", [&](Result<std::string> r) {
+    ++answers;
+    status = nlohmann::json::parse(r.value());
+  });
+  EXPECT_EQ(answers, 0);
+  timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 0) << "a manager not yet seen late gets the longer first deadline";
+  timers.advance(kLiveStateFirstDeadline - kLiveStateDeadline);
+  ASSERT_EQ(answers, 1);
+  EXPECT_EQ(status["live"]["unknown"], true);
+  EXPECT_THAT(status["live"]["error"].get<std::string>(), HasSubstr("did not answer within"));
+  EXPECT_EQ(status["live"]["known"], false);
+  EXPECT_EQ(status["live"]["populated"], true);
+  EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
+  // Systemd was late: the next status waits only kLiveStateDeadline.
+  lifecycle.status_json("r1", [&](Result<std::string>) { ++answers; });
+  timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 2);
+  ASSERT_EQ(systemd.stalled_lookups.size(), 2u);
+  systemd.stalled_lookups[0].second(UnitState{});  // a late answer: dropped, but systemd answers again
+  EXPECT_EQ(answers, 2);
+  lifecycle.status_json("r1", [&](Result<std::string>) { ++answers; });
+  timers.advance(kLiveStateDeadline);
+  EXPECT_EQ(answers, 2) << "after an answer, the longer deadline again";
+  timers.advance(kLiveStateFirstDeadline);
+  EXPECT_EQ(answers, 3);
+}
+
 TEST_F(ALifecycle, LeavesAnUnreadableRecordInPlaceWhenAskedForItsStatus) {
   std::filesystem::create_directory(store.run_path("r1"));
   std::ofstream(store.run_path("r1") + "/lifecycle.json") << "{";

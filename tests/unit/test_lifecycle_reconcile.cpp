@@ -25,6 +25,7 @@ class ALifecycleOnItsOwn : public test::LifecycleTest {
   std::vector<ReconcileLine> reconcile() {
     std::optional<std::vector<ReconcileLine>> lines;
     lifecycle.reconcile([&](auto l) { lines = std::move(l); });
+    timers.advance(Clock::duration::zero());  // the runs are looked at on the loop's next turns
     EXPECT_TRUE(lines) << "reconcile has not finished";
     return lines.value_or(std::vector<ReconcileLine>{});
   }
@@ -101,6 +102,27 @@ TEST_F(ALifecycleOnItsOwn, AdoptsARunningRecordWhoseOwnerIsAlive) {
   EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "adopted")));
   EXPECT_THAT(events, IsEmpty());
   EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}
+
+// Issue 8 item 9: a long pass never holds the loop: the runs are looked at a few per turn, and not
+// before the call returns (so nerved answers calls first), each run's slot taken at once.
+TEST_F(ALifecycleOnItsOwn, LooksAtAFewRunsPerTurnOfTheLoopWithEveryRunsSlotTakenAtOnce) {
+  for (int i = 0; i < 40; ++i) left_running("r" + std::to_string(i));
+  int looked_at = 0;
+  ON_CALL(owners, alive).WillByDefault(Invoke([&](const Owner&) {
+    ++looked_at;
+    return true;
+  }));
+  std::optional<std::vector<ReconcileLine>> lines;
+  lifecycle.reconcile([&](auto l) { lines = std::move(l); });
+  EXPECT_EQ(looked_at, 0) << "runs were looked at before the loop could serve a call";
+  int after_first_turn = -1;
+  timers.add_timer(Clock::duration::zero(), [&] { after_first_turn = looked_at; });
+  timers.advance(Clock::duration::zero());
+  EXPECT_GT(after_first_turn, 0);
+  EXPECT_LT(after_first_turn, 40);
+  ASSERT_TRUE(lines);
+  EXPECT_EQ(lines->size(), 40u);
 }
 
 TEST_F(ALifecycleOnItsOwn, ReapsARecordOfAnotherBootWithoutAskingSystemdEvenIfItsOwnerSeemsAlive) {

@@ -12,7 +12,7 @@ std::uint32_t StringPool::index(const std::string& s) {
 
 namespace {
 
-enum Flags : std::uint8_t { kUnitDerived = 1, kCgroupEndsInUnit = 2, kKeep = 4 };
+enum Flags : std::uint8_t { kUnitDerived = 1, kCgroupEndsInUnit = 2, kKeep = 4, kReapOnExit = 8 };
 
 class Writer {
  public:
@@ -77,6 +77,7 @@ std::string pack(const Record& r, StringPool& pool) {
   if (derived) flags |= kUnitDerived;
   if (suffix) flags |= kCgroupEndsInUnit;
   if (r.keep) flags |= kKeep;
+  if (r.reap_on_exit) flags |= kReapOnExit;
   Writer w;
   w.num(flags);
   w.num(zigzag(r.version));
@@ -89,6 +90,7 @@ std::string pack(const Record& r, StringPool& pool) {
   w.num(zigzag(r.owner.pid));
   w.num(r.owner.start_time);
   w.num(r.timeout_usec);
+  w.num(r.leader_start_time);
   w.num(pool.index(r.boot_id));
   w.num(pool.index(r.slice));
   w.num(pool.index(suffix ? r.cgroup.substr(0, r.cgroup.size() - r.unit.size() - 1) : r.cgroup));
@@ -119,6 +121,7 @@ Record unpack(std::string_view packed, const std::string& run, const StringPool&
   r.owner.pid = static_cast<int>(unzigzag(in.num()));
   r.owner.start_time = in.num();
   r.timeout_usec = in.num();
+  r.leader_start_time = in.num();
   r.boot_id = pool.at(static_cast<std::uint32_t>(in.num()));
   r.slice = pool.at(static_cast<std::uint32_t>(in.num()));
   r.cgroup = pool.at(static_cast<std::uint32_t>(in.num()));
@@ -127,6 +130,7 @@ Record unpack(std::string_view packed, const std::string& run, const StringPool&
   if (flags & kUnitDerived) r.unit = scope_unit_name(run, r.nonce);
   if (flags & kCgroupEndsInUnit) r.cgroup += "/" + r.unit;
   r.keep = flags & kKeep;
+  r.reap_on_exit = flags & kReapOnExit;
   r.invocation_id = in.str();
   r.owner.name = in.str();
   r.parent = in.str();

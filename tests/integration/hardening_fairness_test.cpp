@@ -18,7 +18,7 @@ class HardeningFairness : public Hardening {};
 TEST_F(HardeningFairness, AClientFloodingTwentyThousandListRunsDelaysAnotherClientsCallByLittle) {
   // Some runs, so that each ListRuns reads records.
   auto runs = run_ids("fair", 20);
-  pid_t owner = start_owner("owner", runs);
+  start_owner("owner", runs);  // ended by the fixture (start_background)
   ASSERT_TRUE(await_state(runs, "running", 30'000ms));
 
   constexpr int kFlood = 20'000;

@@ -26,6 +26,8 @@ Record full_record(const std::string& run) {
   r.leader_pid = 4242;
   r.grace_usec = 5'000'000;
   r.keep = true;
+  r.leader_start_time = 987654321;
+  r.reap_on_exit = true;
   r.owner = {OwnerKind::Bus, 77, 123456789, ":1.42"};
   r.properties = {"MemoryMax=1G", "CPUQuota=50%"};
   r.slice = "nerve.slice";

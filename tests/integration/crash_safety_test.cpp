@@ -458,6 +458,10 @@ TEST_F(CorruptRecords, AreQuarantinedAtStartupWhileAGoodRunIsAdoptedAndTheirIdsC
   ASSERT_NO_FATAL_FAILURE(start_nerved());
   Output list = ctl({"list", "--json"});
   EXPECT_EQ(list.exit_code, 0) << "nerved does not answer after the corrupt records: " << list.err;
+  // The startup pass runs after nerved owns its name, a run per turn of its loop: wait for its end.
+  ASSERT_TRUE(eventually([&] { return count_lines_with(nerved_log(), {"startup reconciliation done: 5 run(s)"}) == 1; },
+                         10'000ms))
+      << nerved_log();
 
   std::string qdir = runs_ + "/.quarantine";
   auto quarantined = list_folder(qdir);

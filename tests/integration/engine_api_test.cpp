@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/stat.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,21 +44,13 @@ constexpr milliseconds kGrace = kShortGrace;
 
 using Options = std::map<std::string, sdbus::Variant>;
 
-// The object path of run RUN (docs/dbus-api.md, "Run object paths"), written out independently of
-// nerved's sd_bus_path_encode: every character but A-Z a-z 0-9, and a leading digit, as _XX.
+// The object path of run RUN (docs/dbus-api.md, "Run object paths"), from libsystemd's own
+// sd_bus_path_encode, independently of nerved's bus_label.h.
 std::string run_path(const std::string& run) {
-  static const char* digits = "0123456789abcdef";
-  std::string out = std::string(kManagerPath) + "/run/";
-  for (unsigned char c : run) {
-    bool leading_digit = out.back() == '/' && std::isdigit(c);
-    if (std::isalnum(c) && !leading_digit) {
-      out += static_cast<char>(c);
-    } else {
-      out += '_';
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
+  char* path = nullptr;
+  if (::sd_bus_path_encode((std::string(kManagerPath) + "/run").c_str(), run.c_str(), &path) < 0 || !path) return "";
+  std::string out = path;
+  std::free(path);
   return out;
 }
 

@@ -63,6 +63,51 @@ Options launch_options() {
 
 std::vector<std::string> plain_env() { return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C"}; }
 
+// A separate engine process with its own bus connection (the tests of an engine that dies). 'act'
+// makes its calls and returns the line it reports; then the process serves its connection (so what
+// it sent is flushed) until the test kills it. The test gets the pid and the report ("error ..." if
+// 'act' threw), or a failed assertion. The pid is the caller's to kill and wait for.
+pid_t fork_engine(const std::function<std::string(sdbus::IConnection&, sdbus::IProxy&)>& act, std::string* report) {
+  int pipe[2];
+  if (::pipe2(pipe, O_CLOEXEC) != 0) return -1;
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t engine = ::fork();
+  if (engine == 0) {
+    ::close(pipe[0]);
+    std::string said;
+    try {
+      auto bus = sdbus::createSessionBusConnection();
+      auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
+      said = act(*bus, *proxy) + "\n";
+      (void)!::write(pipe[1], said.data(), said.size());
+      for (;;) {
+        while (bus->processPendingRequest()) {
+        }
+        auto pd = bus->getEventLoopPollData();
+        pollfd p{pd.fd, pd.events, 0};
+        ::poll(&p, 1, 100);
+      }
+    } catch (const std::exception& e) {
+      said = std::string("error ") + e.what() + "\n";
+      (void)!::write(pipe[1], said.data(), said.size());
+      ::_exit(1);
+    }
+  }
+  ::close(pipe[1]);
+  if (engine > 0) read_until(pipe[0], "\n", kEventTimeout, report);
+  ::close(pipe[0]);
+  return engine;
+}
+
+// Three fds of /dev/null, as a Launch's stdio.
+std::vector<sdbus::UnixFd> null_stdio() {
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  std::vector<sdbus::UnixFd> stdio{sdbus::UnixFd(devnull), sdbus::UnixFd(devnull), sdbus::UnixFd(devnull)};
+  ::close(devnull);
+  return stdio;
+}
+
 struct Exited {
   std::string run;
   int exit_code;
@@ -450,45 +495,22 @@ INSTANTIATE_TEST_SUITE_P(EndedBy, AnEnginesPipe, ::testing::Values("Reap", "Canc
 TEST_F(AnEngine, ThatIsKilledGetsItsRunReaped) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  int report[2];
-  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
-  std::cout.flush();
-  std::cerr.flush();
-  pid_t engine = ::fork();
-  ASSERT_GE(engine, 0);
-  if (engine == 0) {
-    // A separate engine process with its own connection; it launches, reports, and waits to die.
-    ::close(report[0]);
-    std::string said;
-    try {
-      auto bus = sdbus::createSessionBusConnection();
-      auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
-      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-      std::vector<sdbus::UnixFd> stdio{sdbus::UnixFd(devnull), sdbus::UnixFd(devnull), sdbus::UnixFd(devnull)};
-      ::close(devnull);
-      sdbus::ObjectPath object;
-      std::uint32_t pid = 0;
-      proxy->callMethod("Launch")
-          .onInterface(kManager)
-          .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
-                         tmp_, stdio, launch_options())
-          .storeResultsTo(object, pid);
-      stdio.clear();
-      said = "ok " + bus->getUniqueName() + " " + std::to_string(pid) + "\n";
-      (void)!::write(report[1], said.data(), said.size());
-      for (;;) ::pause();
-    } catch (const std::exception& e) {
-      said = std::string("error ") + e.what() + "\n";
-      (void)!::write(report[1], said.data(), said.size());
-      ::_exit(1);
-    }
-  }
-  ::close(report[1]);
-  track(engine, false);
   std::string said;
-  bool reported = read_until(report[0], "\n", kEventTimeout, &said);
-  ::close(report[0]);
-  ASSERT_TRUE(reported && said.rfind("ok ", 0) == 0) << "the engine process did not launch: '" << said << "'";
+  pid_t engine = fork_engine(
+      [&](sdbus::IConnection& bus, sdbus::IProxy& proxy) {
+        sdbus::ObjectPath object;
+        std::uint32_t pid = 0;
+        proxy.callMethod("Launch")
+            .onInterface(kManager)
+            .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
+                           tmp_, null_stdio(), launch_options())
+            .storeResultsTo(object, pid);
+        return "ok " + bus.getUniqueName() + " " + std::to_string(pid);
+      },
+      &said);
+  ASSERT_GT(engine, 0);
+  track(engine, false);
+  ASSERT_TRUE(said.rfind("ok ", 0) == 0) << "the engine process did not launch: '" << said << "'";
   std::istringstream words(said.substr(3));
   std::string engine_name;
   pid_t command_pid = 0;
@@ -522,47 +544,20 @@ TEST_F(AnEngine, ThatIsKilledGetsItsRunReaped) {
 TEST_F(AnEngine, KilledWhileItsLaunchIsInFlightStillGetsItsRunReaped) {
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  int report[2];
-  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
-  std::cout.flush();
-  std::cerr.flush();
-  pid_t engine = ::fork();
-  ASSERT_GE(engine, 0);
-  if (engine == 0) {
-    ::close(report[0]);
-    try {
-      auto bus = sdbus::createSessionBusConnection();
-      auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
-      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-      std::vector<sdbus::UnixFd> stdio{sdbus::UnixFd(devnull), sdbus::UnixFd(devnull), sdbus::UnixFd(devnull)};
-      ::close(devnull);
-      proxy->callMethodAsync("Launch")
-          .onInterface(kManager)
-          .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
-                         tmp_, stdio, launch_options())
-          .uponReplyInvoke([](const sdbus::Error*, sdbus::ObjectPath, std::uint32_t) {});
-      stdio.clear();
-      std::string said = "sent " + bus->getUniqueName() + "\n";
-      (void)!::write(report[1], said.data(), said.size());
-      for (;;) {  // keeps the connection served (the call is flushed) until the test kills it
-        while (bus->processPendingRequest()) {
-        }
-        auto pd = bus->getEventLoopPollData();
-        pollfd p{pd.fd, pd.events, 0};
-        ::poll(&p, 1, 100);
-      }
-    } catch (const std::exception& e) {
-      std::string said = std::string("error ") + e.what() + "\n";
-      (void)!::write(report[1], said.data(), said.size());
-      ::_exit(1);
-    }
-  }
-  ::close(report[1]);
-  track(engine, false);
   std::string said;
-  bool reported = read_until(report[0], "\n", kEventTimeout, &said);
-  ::close(report[0]);
-  ASSERT_TRUE(reported && said.rfind("sent ", 0) == 0) << "the engine process did not send Launch: '" << said << "'";
+  pid_t engine = fork_engine(
+      [&](sdbus::IConnection& bus, sdbus::IProxy& proxy) {
+        proxy.callMethodAsync("Launch")
+            .onInterface(kManager)
+            .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--markers", markers}, plain_env(),
+                           tmp_, null_stdio(), launch_options())
+            .uponReplyInvoke([](const sdbus::Error*, sdbus::ObjectPath, std::uint32_t) {});
+        return "sent " + bus.getUniqueName();
+      },
+      &said);
+  ASSERT_GT(engine, 0);
+  track(engine, false);
+  ASSERT_TRUE(said.rfind("sent ", 0) == 0) << "the engine process did not send Launch: '" << said << "'";
   // (wait_for_file watches the parent folder, so the run's folder first.)
   bool recorded = wait_for_file(runs_ + "/r1") && wait_for_file(runs_ + "/r1/lifecycle.json");
   auto killed = Clock::now();

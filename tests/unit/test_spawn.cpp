@@ -169,8 +169,10 @@ TEST_F(SpawnHeld, StartsTheCommandInANewSessionWithDefaultSignalsAndOnlyItsStdio
   sigaddset(&block, SIGUSR1);
   ::sigprocmask(SIG_BLOCK, &block, &old_mask);
   Fd leaky(::open("/dev/null", O_RDONLY));  // not close-on-exec
+  // grep reads its own mask (/proc/self), inherited from the command: the sh's own mask, read from
+  // outside, can show the signals dash blocks while it waits for a child.
   HeldChild h = spawn_held(spec({"sh", "-c",
-                                 "grep -E '^(SigIgn|SigBlk)' /proc/$$/status; ps -o sid= -p $$; "
+                                 "grep -E '^(SigIgn|SigBlk)' /proc/self/status; ps -o sid= -p $$; "
                                  "test -e /proc/$$/fd/" + std::to_string(leaky.get()) + " && echo leaked; true"}));
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   ::signal(SIGPIPE, old_pipe);

@@ -1,4 +1,4 @@
-// The verbs that act on one run: reap, cancel (both print the receipt), freeze, thaw, forget.
+// The verbs that act on one run (reap aside: reap.cpp): cancel (prints the receipt), freeze, thaw, forget.
 #include "client.h"
 #include "receipt.h"
 #include "verb_handlers.h"
@@ -6,12 +6,6 @@
 #include <csignal>
 
 namespace nerve::ctl {
-
-int reap(Context& ctx, const VerbArgs& a) {
-  ctx.allow_for_reap(a.grace_usec);
-  auto [outcome, receipt_text] = ctx.client().Reap(a.run, a.grace_usec);
-  return print_receipt(a, outcome, receipt_text);
-}
 
 int cancel(Context& ctx, const VerbArgs& a) {
   ctx.allow_for_reap(a.grace_usec);

@@ -1,14 +1,16 @@
-// The handlers of nervectl's verbs, one file each (or one file for a few small ones); verbs.cpp puts
-// them in the table. Each gets its checked arguments (args.cpp), makes its bus calls and prints.
+// The handlers of nervectl's verbs, one file each (or one file for a few small ones); ctl.cpp finds
+// each by its verb's name. Each gets its checked arguments (args.cpp), makes its bus calls and prints.
+// launch (without --wait) and reap are the front's (front.h): sd-bus, no Context; nervectl-full runs
+// the same functions when it is called for them.
 #pragma once
 
 #include "ctl.h"
 
 namespace nerve::ctl {
 
-int launch(Context& ctx, const VerbArgs& a);  // launch.cpp (and supervise.cpp for --wait)
-// run_verbs.cpp: the verbs that act on one run.
-int reap(Context& ctx, const VerbArgs& a);
+int launch(const VerbArgs& a);  // launch.cpp, without --wait (with it: supervise.h)
+int reap(const VerbArgs& a);    // reap.cpp
+// run_verbs.cpp: the other verbs that act on one run.
 int cancel(Context& ctx, const VerbArgs& a);
 int freeze(Context& ctx, const VerbArgs& a);
 int thaw(Context& ctx, const VerbArgs& a);

@@ -1,5 +1,5 @@
-// nervectl: the front (lib/ctl/front.h) that runs launch and reap itself and execs nervectl-full for
-// the other verbs.
+// nervectl: the front (lib/ctl/front.h) that runs launch and the verbs of one run itself and execs
+// nervectl-full for the other verbs.
 #include "ctl/front.h"
 
 int main(int argc, char** argv) { return nerve::ctl::front_main(argc, argv); }

@@ -1,5 +1,5 @@
 // nervectl-full: every verb, through the generated sdbus-c++ proxy (the front, front.h, runs plain
-// launch and reap itself and execs this program for the others).
+// launch and the verbs of one run itself and execs this program for the others).
 #include "ctl.h"
 
 #include "args.h"
@@ -26,7 +26,11 @@ int launch_verb(Context& ctx, const VerbArgs& a) {
   return supervise(ctx, SuperviseRequest{a.run, a.grace_usec, a.keep, a.cmd, a.sealed, a.controls});
 }
 
-int reap_verb(Context&, const VerbArgs& a) { return reap(a); }
+// The verbs the front runs (front.h), when nervectl-full is called for them.
+template <int (*Run)(const VerbArgs&)>
+int front_verb(Context&, const VerbArgs& a) {
+  return Run(a);
+}
 
 struct Handled {
   const char* verb;
@@ -34,9 +38,10 @@ struct Handled {
 };
 
 const Handled kHandlers[] = {
-    {"launch", launch_verb}, {"reap", reap_verb},   {"cancel", cancel},       {"freeze", freeze},
-    {"thaw", thaw},          {"status", status},    {"list", list},           {"reconcile", reconcile},
-    {"forget", forget},      {"slice", slice},      {"sealing", sealing},     {"events", events},
+    {"launch", launch_verb},         {"reap", front_verb<reap>},     {"cancel", front_verb<cancel>},
+    {"freeze", front_verb<freeze>},  {"thaw", front_verb<thaw>},     {"forget", front_verb<forget>},
+    {"status", status},              {"list", list},                 {"reconcile", reconcile},
+    {"slice", slice},                {"sealing", sealing},           {"events", events},
     {"doctor", doctor},
 };
 

@@ -80,7 +80,7 @@ struct VerbArgs {
 };
 
 // One verb of nervectl: everything its parser and its help need (verbs.cpp); what runs it is found
-// by its name (ctl.cpp; the front runs launch and reap itself, front.h).
+// by its name (ctl.cpp; the front runs launch and the verbs of one run itself, front.h).
 struct Verb {
   const char* name;
   const char* summary;

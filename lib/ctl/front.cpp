@@ -11,10 +11,15 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace nerve::ctl {
 
 namespace {
+
+// The verbs that act on one run (run_verbs.cpp).
+constexpr std::pair<const char*, int (*)(const VerbArgs&)> kRunVerbs[] = {
+    {"reap", reap}, {"cancel", cancel}, {"freeze", freeze}, {"thaw", thaw}, {"forget", forget}};
 
 // The verbs the front leaves: nervectl-full with the same command line (returns only on failure).
 int exec_full_program(const Verb& verb, char** argv) {
@@ -38,7 +43,8 @@ int front_main(int argc, char** argv) {
   if (!p.verb) return p.exit_code;
   const std::string name = p.verb->name;
   if (name == "launch" && !p.args.wait) return launch(p.args);
-  if (name == "reap") return reap(p.args);
+  for (auto [verb, run] : kRunVerbs)
+    if (name == verb) return run(p.args);
   return exec_full_program(*p.verb, argv);
 }
 

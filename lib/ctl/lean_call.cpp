@@ -67,6 +67,7 @@ bool LeanCall::wait_for_reply() {
 
 bool LeanCall::read(const char* types, ...) {
   if (failed_ || !wait_for_reply()) return false;
+  if (!*types) return true;  // an answer with nothing in it
   va_list ap;
   va_start(ap, types);
   int r = sd_bus_message_readv(reply_, types, ap);

@@ -1,6 +1,6 @@
 // One method call of nervectl's front to nerved (org.nerve.Lifecycle1.Manager) with sd-bus
 // (libsystemd) on a session bus connection of its own, for the verbs the front runs itself (launch,
-// reap; front.h). No sdbus-c++ and no round trip before the call: sd-bus sends the authentication in
+// reap, cancel, freeze, thaw, forget; front.h). No sdbus-c++ and no round trip before the call: sd-bus sends the authentication in
 // one write and, once dbus-daemon accepts it, the Hello it requires and this call back to back, so the
 // call costs one round trip after the authentication's, where a connection set up first costs two.
 #pragma once
@@ -26,8 +26,8 @@ class LeanCall {
   sd_bus_message* args() { return failed_ ? nullptr : call_; }
   // Fails the call when R, what an append returned, is negative.
   void check(int r);
-  // Sends the call, waits for its reply and reads it by TYPES (sd_bus_message_read: strings stay valid
-  // as long as this object). false when the call failed: failure() says why.
+  // Sends the call, waits for its reply and reads it by TYPES ("" for none; sd_bus_message_read:
+  // strings stay valid as long as this object). false when the call failed: failure() says why.
   bool read(const char* types, ...);
   const BusFailure& failure() const { return failure_; }
   // Closes the connection (before an exec: the command inherits no bus fd).

@@ -1,4 +1,5 @@
-// nervectl: the command-line client of nerved. Everything is in lib/ctl/.
-#include "ctl/ctl.h"
+// nervectl: the front (lib/ctl/front.h) that runs launch and the verbs of one run itself and execs
+// nervectl-full for the other verbs.
+#include "ctl/front.h"
 
-int main(int argc, char** argv) { return nerve::ctl::ctl_main(argc, argv); }
+int main(int argc, char** argv) { return nerve::ctl::front_main(argc, argv); }

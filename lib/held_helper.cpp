@@ -1,5 +1,6 @@
 #include "held_helper.h"
 
+#include "companion.h"
 #include "held_child.h"
 #include "sealing.h"
 
@@ -14,10 +15,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-
-#ifndef NERVE_HELD_HELPER_RELATIVE
-#define NERVE_HELD_HELPER_RELATIVE "../libexec/nerve"
-#endif
 
 namespace nerve {
 
@@ -115,30 +112,8 @@ int held_helper_main(int argc, char** argv) {
   exit_step_failed(report, errno, "exec");
 }
 
-namespace {
-
-std::string executable_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<std::size_t>(n));
-  auto slash = exe.rfind('/');
-  return slash == std::string::npos ? "" : exe.substr(0, slash);
-}
-
-std::string find_held_helper() {
-  if (const char* env = std::getenv("NERVE_HELD_HELPER"); env && *env) return env;
-  std::string dir = executable_dir();
-  for (const std::string& candidate :
-       {dir + "/" + kHeldHelperName, dir + "/" + NERVE_HELD_HELPER_RELATIVE + "/" + kHeldHelperName})
-    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-  return "";
-}
-
-}  // namespace
-
 const std::string& held_helper_path() {
-  static const std::string path = find_held_helper();
+  static const std::string path = find_companion(kHeldHelperName, "NERVE_HELD_HELPER");
   return path;
 }
 

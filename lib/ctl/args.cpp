@@ -81,12 +81,6 @@ const char* operands_text(Operands o) {
   return "";
 }
 
-const Verb* find_verb(const std::string& name) {
-  for (const auto& v : verbs())
-    if (name == v.name) return &v;
-  return nullptr;
-}
-
 std::string version_text() { return "nervectl " NERVE_VERSION; }
 
 std::uint64_t parse_grace(const std::string& text) {
@@ -237,6 +231,17 @@ Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
 }
 
 }  // namespace
+
+const Verb* find_verb(const std::string& name) {
+  for (const auto& v : verbs())
+    if (name == v.name) return &v;
+  return nullptr;
+}
+
+std::pair<std::string, std::string> split_property(const std::string& key_value) {
+  auto eq = key_value.find('=');
+  return {key_value.substr(0, eq), eq == std::string::npos ? std::string() : key_value.substr(eq + 1)};
+}
 
 std::string synopsis(const Verb& verb) {
   std::string s = verb.name;

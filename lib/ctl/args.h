@@ -11,6 +11,7 @@
 #include "ctl.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nerve::ctl {
@@ -25,6 +26,12 @@ struct Parsed {
 
 // ARGS is argv without the program name.
 Parsed parse_args(const std::vector<std::string>& args);
+
+// The verb of that name in the table (verbs()), or nullptr.
+const Verb* find_verb(const std::string& name);
+
+// A -p KEY=VALUE (checked by parse_args: it has a '=' after a KEY) as (KEY, VALUE).
+std::pair<std::string, std::string> split_property(const std::string& key_value);
 
 // "launch [--wait] [--grace SECONDS] [--keep] RUN -- CMD [ARG...]"
 std::string synopsis(const Verb& verb);

@@ -1,38 +1,54 @@
+// nervectl-full: every verb, through the generated sdbus-c++ proxy (the front, front.h, runs plain
+// launch and the verbs of one run itself and execs this program for the others).
 #include "ctl.h"
 
 #include "args.h"
+#include "bus_error.h"
+#include "doctor.h"
+#include "events.h"
+#include "supervise.h"
+#include "verb_handlers.h"
 
 #include <sdbus-c++/Error.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <string>
+#include <cstring>
 
 namespace nerve::ctl {
 
 namespace {
 
-// What to tell a person when the bus call itself failed, by the D-Bus error name.
-std::string explain(const sdbus::Error& e, int& code) {
-  const std::string& n = e.getName();
-  code = kExitError;
-  if (n == "org.freedesktop.DBus.Error.ServiceUnknown" || n == "org.freedesktop.DBus.Error.NameHasNoOwner") {
-    code = kExitUnavailable;
-    return "nerved is not running (no owner of org.nerve.Lifecycle1 on the session bus). Start it with "
-           "'systemctl --user start nerved' or run 'nerved &'.";
-  }
-  if (n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Timeout") {
-    code = kExitUnavailable;
-    return "nerved did not answer (" + e.getMessage() + "); it may have stopped or be overloaded.";
-  }
-  if (n.rfind("org.nerve.Lifecycle1.Error.", 0) == 0) return e.getMessage() + " [" + n + "]";
-  if (n.rfind("org.freedesktop.DBus.Error.", 0) == 0 || n.rfind("System.Error.", 0) == 0) {
-    code = kExitUnavailable;
-    const char* addr = std::getenv("DBUS_SESSION_BUS_ADDRESS");
-    return "cannot reach the session bus (DBUS_SESSION_BUS_ADDRESS=" + std::string(addr ? addr : "unset") +
-           "): " + e.getMessage() + " [" + n + "]. nerve needs a user session with a session bus.";
-  }
-  return e.getMessage() + " [" + n + "]";
+using Handler = int (*)(Context&, const VerbArgs&);
+
+// launch: with --wait the supervisor (supervise.h), else as the front runs it.
+int launch_verb(Context& ctx, const VerbArgs& a) {
+  if (!a.wait) return launch(a);
+  return supervise(ctx, SuperviseRequest{a.run, a.grace_usec, a.keep, a.cmd, a.sealed, a.controls});
+}
+
+// The verbs the front runs (front.h), when nervectl-full is called for them.
+template <int (*Run)(const VerbArgs&)>
+int front_verb(Context&, const VerbArgs& a) {
+  return Run(a);
+}
+
+struct Handled {
+  const char* verb;
+  Handler run;
+};
+
+const Handled kHandlers[] = {
+    {"launch", launch_verb},         {"reap", front_verb<reap>},     {"cancel", front_verb<cancel>},
+    {"freeze", front_verb<freeze>},  {"thaw", front_verb<thaw>},     {"forget", front_verb<forget>},
+    {"status", status},              {"list", list},                 {"reconcile", reconcile},
+    {"slice", slice},                {"sealing", sealing},           {"events", events},
+    {"doctor", doctor},
+};
+
+Handler handler_of(const Verb& verb) {
+  for (const Handled& h : kHandlers)
+    if (std::strcmp(h.verb, verb.name) == 0) return h.run;
+  return nullptr;
 }
 
 }  // namespace
@@ -42,18 +58,16 @@ int ctl_main(int argc, char** argv) {
   std::fputs(p.out.c_str(), stdout);
   std::fputs(p.err.c_str(), stderr);
   if (!p.verb) return p.exit_code;
+  Handler run = handler_of(*p.verb);
+  if (!run) {
+    std::fprintf(stderr, "nervectl %s: no handler for this verb (a bug)\n", p.verb->name);
+    return kExitError;
+  }
   Context ctx;
   try {
-    return p.verb->run(ctx, p.args);
+    return run(ctx, p.args);
   } catch (const sdbus::Error& e) {
-    int code;
-    std::string msg = explain(e, code);
-    std::fprintf(stderr, "nervectl %s: %s\n", p.verb->name, msg.c_str());
-    if (p.verb->operands == Operands::RunAndCommand) {
-      std::fprintf(stderr, "nervectl %s: the command was not started.\n", p.verb->name);
-      return kExitNotLaunched;
-    }
-    return code;
+    return report_bus_error(*p.verb, BusFailure{e.getName(), e.getMessage()});
   }
 }
 

@@ -11,7 +11,6 @@
 #include "conventions.h"
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,16 +79,17 @@ struct VerbArgs {
   std::vector<std::string> cmd;
 };
 
-// One verb of nervectl: everything its parser, its help and its run need.
+// One verb of nervectl: everything its parser and its help need (verbs.cpp); what runs it is found
+// by its name (ctl.cpp; the front runs launch and the verbs of one run itself, front.h).
 struct Verb {
   const char* name;
   const char* summary;
   std::vector<Opt> options;
   Operands operands;
-  std::function<int(Context&, const VerbArgs&)> run;
 };
 
 const std::vector<Verb>& verbs();
+// nervectl-full's main: every verb, with sdbus-c++ (the front execs it for the verbs it leaves).
 int ctl_main(int argc, char** argv);
 
 }  // namespace nerve::ctl

@@ -3,19 +3,10 @@
 
 #include "ctl.h"
 
-#include <sdbus-c++/sdbus-c++.h>
-
-#include <map>
 #include <string>
 #include <vector>
 
 namespace nerve::ctl {
-
-// "KEY=VALUE" strings as the (KEY, VALUE) pairs of the bus (a(ss)).
-std::vector<sdbus::Struct<std::string, std::string>> property_pairs(const std::vector<std::string>& properties);
-
-// The Contain options of a run's controls: "properties" (a(ss)), "timeout_usec", "slice".
-void add_control_options(std::map<std::string, sdbus::Variant>& options, const RunControlArgs& controls);
 
 // The command's own view of its run (issue 10 item 7): NERVE_RUN, NERVE_RUN_ATTEMPT, INVOCATION_ID in
 // this process's environment, from Contain's reply, before the exec.

@@ -1,37 +1,50 @@
-// The verbs that act on one run: reap, cancel (both print the receipt), freeze, thaw, forget.
-#include "client.h"
+// The verbs that act on one run, all run by the front (front.h) with one sd-bus call each
+// (lean_call.h): reap and cancel (both print the receipt), freeze, thaw, forget.
+#include "args.h"
+#include "lean_call.h"
 #include "receipt.h"
 #include "verb_handlers.h"
+
+#include <systemd/sd-bus.h>
 
 #include <csignal>
 
 namespace nerve::ctl {
 
-int reap(Context& ctx, const VerbArgs& a) {
-  ctx.allow_for_reap(a.grace_usec);
-  auto [outcome, receipt_text] = ctx.client().Reap(a.run, a.grace_usec);
-  return print_receipt(a, outcome, receipt_text);
+namespace {
+
+// The answer of a Reap or Cancel: the receipt printed, or the failure told.
+int receipt_of(LeanCall& call, const VerbArgs& a, const char* verb) {
+  const char *outcome = nullptr, *receipt = nullptr;
+  if (!call.read("ss", &outcome, &receipt)) return report_bus_error(*find_verb(verb), call.failure());
+  return print_receipt(a, outcome, receipt);
 }
 
-int cancel(Context& ctx, const VerbArgs& a) {
-  ctx.allow_for_reap(a.grace_usec);
-  auto [outcome, receipt_text] = ctx.client().Cancel(a.run, a.signal ? a.signal : SIGTERM, a.grace_usec);
-  return print_receipt(a, outcome, receipt_text);
-}
-
-int freeze(Context& ctx, const VerbArgs& a) {
-  ctx.client().Freeze(a.run);
+// METHOD(run) with no answer but success.
+int run_call(const VerbArgs& a, const char* verb, const char* method) {
+  LeanCall call(method, 0);  // 0: sd-bus's default timeout
+  if (call.args()) call.check(sd_bus_message_append(call.args(), "s", a.run.c_str()));
+  if (!call.read("")) return report_bus_error(*find_verb(verb), call.failure());
   return 0;
 }
 
-int thaw(Context& ctx, const VerbArgs& a) {
-  ctx.client().Thaw(a.run);
-  return 0;
+}  // namespace
+
+int reap(const VerbArgs& a) {
+  LeanCall call("Reap", reap_call_timeout_usec(a.grace_usec));
+  if (call.args()) call.check(sd_bus_message_append(call.args(), "st", a.run.c_str(), a.grace_usec));
+  return receipt_of(call, a, "reap");
 }
 
-int forget(Context& ctx, const VerbArgs& a) {
-  ctx.client().Forget(a.run);
-  return 0;
+int cancel(const VerbArgs& a) {
+  LeanCall call("Cancel", reap_call_timeout_usec(a.grace_usec));
+  int signal = a.signal ? a.signal : SIGTERM;
+  if (call.args()) call.check(sd_bus_message_append(call.args(), "sit", a.run.c_str(), signal, a.grace_usec));
+  return receipt_of(call, a, "cancel");
 }
+
+int freeze(const VerbArgs& a) { return run_call(a, "freeze", "Freeze"); }
+int thaw(const VerbArgs& a) { return run_call(a, "thaw", "Thaw"); }
+int forget(const VerbArgs& a) { return run_call(a, "forget", "Forget"); }
 
 }  // namespace nerve::ctl

@@ -1,7 +1,7 @@
 // `nervectl slice set [SLICE] -p KEY=VALUE...`: SetSliceProperties (default nerve.slice). nerved reads
 // the properties back from systemd and refuses (InvalidProperty) what did not take, so "set" is true.
 #include "client.h"
-#include "exec_command.h"
+#include "control_options.h"
 #include "verb_handlers.h"
 
 #include <cstdio>

@@ -1,6 +1,7 @@
 #include "supervise.h"
 
 #include "client.h"
+#include "control_options.h"
 #include "exec_command.h"
 #include "fd.h"
 #include "held_child.h"

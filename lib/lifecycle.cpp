@@ -30,6 +30,8 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
 void Lifecycle::prime_migration() { deps_.cgroups.prime_migration(); }
 
 void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
+  // Again, for callers that did not prime at the call's arrival; one under way covers it.
+  prime_migration();  // first: its grace period runs while the checks and the intent write do
   std::string run = req.run;
   auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
   if (!parent) return done(parent.error());

@@ -16,4 +16,17 @@ BusCaller bus_caller(sdbus::IConnection& bus, const std::string& sender) {
   return caller;
 }
 
+BusCaller BusCallers::of(const std::string& sender) {
+  if (auto it = known_.find(sender); it != known_.end()) return it->second;
+  BusCaller caller = bus_caller(bus_, sender);
+  if (sender.empty() || sender.front() != ':') return caller;  // only unique names are kept
+  if (order_.size() >= kKept) {
+    known_.erase(order_.front());
+    order_.pop_front();
+  }
+  known_.emplace(sender, caller);
+  order_.push_back(sender);
+  return caller;
+}
+
 }  // namespace nerve

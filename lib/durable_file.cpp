@@ -14,10 +14,16 @@ FsError::FsError(const std::string& what, const std::string& path, int err)
     : std::runtime_error(what + " '" + path + "': " + std::strerror(err)), path_(path), err_(err) {}
 
 Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown, bool* created) {
-  bool made = create && ::mkdirat(dirfd, name.c_str(), 0700) == 0;
-  if (create && !made && errno != EEXIST) throw FsError("cannot create folder", shown, errno);
-  if (created) *created = made;
-  int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  if (created) *created = false;
+  // Opened first: the folder is there on every write but a run's first (no mkdirat to fail with EEXIST).
+  int fd = ::openat(dirfd, name.c_str(), kFlags);
+  if (fd < 0 && errno == ENOENT && create) {
+    bool made = ::mkdirat(dirfd, name.c_str(), 0700) == 0;
+    if (!made && errno != EEXIST) throw FsError("cannot create folder", shown, errno);
+    if (created) *created = made;
+    fd = ::openat(dirfd, name.c_str(), kFlags);
+  }
   if (fd < 0) throw FsError("cannot open folder", shown, errno);
   return Fd(fd);
 }

@@ -27,8 +27,12 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       queries_(deps_),
       nested_(deps_) {}
 
+void Lifecycle::prime_migration() { deps_.cgroups.prime_migration(); }
+
 void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
-  deps_.cgroups.prime_migration();  // first: its grace period runs while the checks and the intent write do
+  // First, for a caller that did not prime at the call's arrival (one under way covers this one):
+  // its grace period runs while the checks and the intent write do.
+  prime_migration();
   std::string run = req.run;
   auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
   if (!parent) return done(parent.error());

@@ -35,6 +35,9 @@ class Lifecycle {
   Lifecycle(const Lifecycle&) = delete;
   Lifecycle& operator=(const Lifecycle&) = delete;
 
+  // A Contain or Launch has arrived: starts the kernel's grace period of its migration now, so it
+  // runs while nerved checks, spawns and writes the intent (migration_primer.h). Never fails.
+  void prime_migration();
   // req.run must be valid (check_run_id) and req.pid set from the caller's credentials.
   void contain(ContainRequest req, Done<ContainReply> done);
   // Final reap of 'run' (cause reaped). grace_usec 0: the grace given at launch.

@@ -105,7 +105,7 @@ void check_caller_uid(uid_t uid) {
 }  // namespace
 
 void ManagerObject::check_current_caller() {
-  check_caller_uid(bus_caller(getObject().getConnection(), getObject().getCurrentlyProcessedMessage()->getSender()).uid);
+  check_caller_uid(callers_.of(current_sender()).uid);
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, Timers& timers, Lifecycle& lifecycle, ProcessLauncher& launcher,
@@ -115,7 +115,8 @@ ManagerObject::ManagerObject(sdbus::IConnection& bus, Timers& timers, Lifecycle&
       launcher_(launcher),
       systemd_(systemd),
       settings_(std::move(settings)),
-      gate_(timers, settings_.calls_per_client) {
+      gate_(timers, settings_.calls_per_client),
+      callers_(bus) {
   registerAdaptor();
 }
 
@@ -162,6 +163,7 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
                             std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
   AsyncReply reply(std::move(result));
   if (!admit(reply)) return;
+  lifecycle_.prime_migration();  // first: its grace period runs while nerved does everything up to the start job
   value_or_throw(check_run_id(run));
   check_grace(grace_usec);
   ContainRequest req = contain_request(run, grace_usec, options);
@@ -175,8 +177,7 @@ void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string,
 
 ContainRequest ManagerObject::contain_request(const std::string& run, uint64_t grace_usec,
                                               const std::map<std::string, sdbus::Variant>& options) {
-  const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  BusCaller caller = bus_caller(getObject().getConnection(), msg->getSender());
+  BusCaller caller = callers_.of(current_sender());
   pid_t pid = caller.pid;
   if (pid <= 0) throw_bus_error(error::AccessDenied, "the caller's pid is unknown; it cannot be contained");
   check_caller_uid(caller.uid);
@@ -289,6 +290,7 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
                            std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
   AsyncReply reply(std::move(result));
   if (!admit(reply)) return;
+  lifecycle_.prime_migration();  // first: before the credentials, the spawn of the child and the intent write
   LaunchRequest req = launch_request(run, std::move(argv), std::move(env), std::move(cwd), stdio, options);
   launcher_.launch(std::move(req), [reply, run](Result<pid_t> pid) {
     if (!pid) return reply.error(pid.error());
@@ -326,14 +328,14 @@ LaunchRequest ManagerObject::launch_request(const std::string& run, std::vector<
   req.controls = default_controls();
   set_launch_options(req, options);
   if (req.grace_usec == 0) req.grace_usec = settings_.default_grace_usec;
-  const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-  BusCaller caller = bus_caller(getObject().getConnection(), msg->getSender());
+  std::string sender = current_sender();
+  BusCaller caller = callers_.of(sender);
   check_caller_uid(caller.uid);
   if (req.spawn.sealed) require_sealing(run);
   req.caller_pid = caller.pid;
   // The caller's connection owns the run: if the engine dies, its runs are reaped.
   req.owner.kind = OwnerKind::Bus;
-  req.owner.name = msg->getSender();
+  req.owner.name = sender;
   return req;
 }
 

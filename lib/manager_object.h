@@ -4,6 +4,7 @@
 // a reap are asynchronous, so the event loop goes on serving other calls meanwhile.
 #pragma once
 
+#include "bus_caller.h"
 #include "bus_reply.h"
 #include "call_gate.h"
 #include "lifecycle.h"
@@ -103,6 +104,7 @@ class ManagerObject
   Systemd& systemd_;
   ManagerSettings settings_;
   CallGate gate_;
+  BusCallers callers_;  // the uid and pid of each client, asked once
   std::function<void(const std::string&)> frozen_changed_;
 };
 

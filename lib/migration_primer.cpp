@@ -32,6 +32,7 @@ void MigrationPrimer::prime() {
     if (last_error_)
       spdlog::debug("no-op migration of nerved into its own cgroup failed: {}", std::strerror(last_error_));
     last_error_ = 0;
+    if (pending_ || writing_) return;  // its grace period is this call's too
     pending_ = true;
     if (!thread_.joinable()) {
       // Every signal blocked on the thread: nerved's signals stay with its main thread.
@@ -57,10 +58,12 @@ void MigrationPrimer::run() {
     wake_.wait(lock, [this] { return pending_ || stop_; });
     if (stop_) return;
     pending_ = false;
+    writing_ = true;
     lock.unlock();
     ssize_t n = ::write(procs_.get(), pid.data(), pid.size());
     int err = errno;
     lock.lock();
+    writing_ = false;
     if (n < 0) last_error_ = err;  // logged by the main thread (the log is not this thread's)
     else ++done_;
   }

@@ -32,7 +32,8 @@ class MigrationPrimer {
   MigrationPrimer(const MigrationPrimer&) = delete;
   MigrationPrimer& operator=(const MigrationPrimer&) = delete;
 
-  // Asks the thread for one no-op migration now (one already pending covers this call); returns at once.
+  // Asks the thread for one no-op migration now; returns at once. One already pending or under way
+  // covers this call: its grace period is running, and a migration soon after it does not wait again.
   void prime();
   // How many no-op migrations were written (for tests).
   unsigned done() const;
@@ -50,6 +51,7 @@ class MigrationPrimer {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool pending_ = false;
+  bool writing_ = false;  // the thread is in its write (waiting for the grace period)
   bool stop_ = false;
   unsigned done_ = 0;
   int last_error_ = 0;  // errno of the last failed write, not yet logged

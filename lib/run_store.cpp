@@ -155,7 +155,7 @@ std::optional<Cause> RunStore::final_cause(const std::string& run) const {
   return it->second.cause;
 }
 
-void RunStore::changed(const std::string& run, std::optional<Record> after) const {
+void RunStore::changed(const std::string& run, std::optional<Record> after, bool new_folder) const {
   StoreChange c;
   auto it = memory_.find(run);
   if (it != memory_.end()) {
@@ -164,6 +164,7 @@ void RunStore::changed(const std::string& run, std::optional<Record> after) cons
   }
   if (after) {
     if (it == memory_.end()) it = memory_.emplace(run, Entry{}).first;
+    if (new_folder) it->second.receipt = kReceiptNone;  // a folder nerved just made holds no receipt: not read
     it->second.packed = pack(*after, pool_);
     c.cause_after = final_cause(run);
   } else if (it != memory_.end()) {
@@ -188,7 +189,7 @@ Result<void> RunStore::save(const Record& record, Sync sync) const {
       if (created) ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty
       throw;
     }
-    changed(record.run, record);
+    changed(record.run, record, created);
   });
 }
 

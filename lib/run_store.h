@@ -119,8 +119,9 @@ class RunStore {
   void remember_receipt(Entry& e, const Result<std::optional<Receipt>>& r) const;
   ReceiptSummary summary_of(const Entry& e) const;
   std::optional<Cause> final_cause(const std::string& run) const;
-  // Puts 'after' (or nothing) in memory and tells the observer what changed.
-  void changed(const std::string& run, std::optional<Record> after) const;
+  // Puts 'after' (or nothing) in memory and tells the observer what changed. NEW_FOLDER: the run's
+  // folder was just made by this write, so it has no receipt.
+  void changed(const std::string& run, std::optional<Record> after, bool new_folder = false) const;
   void notify(const std::string& run, const StoreChange& change) const {
     if (observer_) observer_(run, change);
   }

@@ -36,6 +36,33 @@ TEST(AMigrationPrimer, WritesItsOwnPidToTheGivenCgroupProcsOnAThreadOfItsOwn) {
   EXPECT_EQ(text.str(), std::to_string(::getpid()));
 }
 
+// Issue 9: a Launch primes at the call's arrival and contain() primes again; a prime while a no-op
+// migration is under way (its grace period running) adds no second one. The "cgroup.procs" here is
+// a full pipe, so the thread's write blocks until the test drains it.
+TEST(AMigrationPrimer, AddsNoMigrationWhileOneIsUnderWay) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+  Fd rd(p[0]), wr(p[1]);
+  const std::string page(4096, 'x');
+  while (::write(wr.get(), page.data(), page.size()) > 0) {
+  }
+  while (::write(wr.get(), "x", 1) > 0) {
+  }
+  ASSERT_EQ(::fcntl(wr.get(), F_SETFL, 0), 0);  // the primer's write now blocks: the pipe is full
+  MigrationPrimer primer(std::move(wr));
+  for (int i = 0; i < 20; ++i) {  // the thread is in its write after the first few
+    primer.prime();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(primer.done(), 0u) << "the write did not block on the full pipe";
+  char buf[4096];
+  while (::read(rd.get(), buf, sizeof buf) == static_cast<ssize_t>(sizeof buf)) {
+  }
+  ASSERT_TRUE(written(primer, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a second write would come at once
+  EXPECT_EQ(primer.done(), 1u) << "primes during the first write asked for another migration";
+}
+
 TEST(AMigrationPrimer, DoesNothingWithoutACgroupProcs) {
   MigrationPrimer primer{Fd()};
   primer.prime();

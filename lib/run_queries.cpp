@@ -11,20 +11,26 @@ namespace nerve {
 using nlohmann::json;
 
 namespace {
-// What the cgroup tree says of the record's cgroup: populated and pids when it is still the recorded
-// one (same path, same id). Returns what it found, for a live state without systemd.
-enum class Tree { NotRecorded, Gone, Replaced, Empty, Populated, Unreadable };
+// What the cgroup tree says of the record's cgroup path, for a live state without systemd; populated
+// and pids go into 'live' when it is still the recorded cgroup (same path, same id).
+struct Tree {
+  enum Kind { NotRecorded, Gone, Unreadable, Found } kind = NotRecorded;
+  bool ours = false;       // the recorded cgroup id (else a later cgroup of the same unit name)
+  bool populated = false;
+};
 
 Tree add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
-  if (record.cgroup.empty()) return Tree::NotRecorded;
+  if (record.cgroup.empty()) return {};
   auto id = cgroups.id(record.cgroup);
-  if (!id) return Tree::Gone;
-  if (*id != record.cgroup_id) return Tree::Replaced;
+  if (!id) return {Tree::Gone};
+  bool ours = *id == record.cgroup_id;
   auto populated = cgroups.populated(record.cgroup);
-  live["populated"] = !populated || *populated;  // unreadable is not known to be empty
-  live["pids"] = cgroups.pids(record.cgroup);
-  if (!populated) return Tree::Unreadable;
-  return *populated ? Tree::Populated : Tree::Empty;
+  if (ours) {
+    live["populated"] = !populated || *populated;  // unreadable is not known to be empty
+    live["pids"] = cgroups.pids(record.cgroup);
+  }
+  if (!populated) return {Tree::Unreadable};
+  return {Tree::Found, ours, *populated};
 }
 
 // What systemd says of the recorded unit (an answer, or NoSuchUnit).
@@ -38,27 +44,20 @@ void add_unit_state(const Record& record, const Result<UnitState>& l, json& live
 
 // Without systemd's answer, what the kernel can tell (issue 8 item 6): systemd makes a scope's cgroup
 // when the unit starts and removes it when it stops, so the recorded cgroup with the recorded id
-// means the unit of that invocation is loaded and ours, and populated means it is active; gone means
-// no unit of that invocation is. The unit's state is unknown only when the tree cannot tell either.
-void add_tree_state(Tree tree, const Error& systemd, json& live) {
+// means the unit of that invocation is loaded and ours (another id: a later unit of the same name),
+// and populated means it is active; gone means no unit of that invocation is. The unit's state is
+// unknown only when the tree cannot tell either.
+void add_tree_state(const Tree& tree, const Error& systemd, json& live) {
   live["error"] = systemd.message;
-  switch (tree) {
-    case Tree::Populated:
-    case Tree::Empty:
-    case Tree::Replaced:
-      live["known"] = true;
-      live["ours"] = tree != Tree::Replaced;
-      live["active_state"] = tree == Tree::Populated ? "active" : tree == Tree::Empty ? "inactive" : "";
-      live["source"] = "cgroup tree";
-      return;
-    case Tree::Gone:
-      live["source"] = "cgroup tree";
-      return;
-    case Tree::NotRecorded:
-    case Tree::Unreadable:
-      live["unknown"] = true;
-      return;
+  if (tree.kind == Tree::NotRecorded || tree.kind == Tree::Unreadable) {
+    live["unknown"] = true;
+    return;
   }
+  live["source"] = "cgroup tree";
+  if (tree.kind == Tree::Gone) return;
+  live["known"] = true;
+  live["ours"] = tree.ours;
+  live["active_state"] = tree.populated ? "active" : "inactive";
 }
 }  // namespace
 

@@ -212,6 +212,22 @@ TEST_F(ALifecycle, ShowsAGoneCgroupAsNoUnitWhenSystemdDoesNotAnswer) {
   EXPECT_FALSE(live->contains("unknown"));
 }
 
+TEST_F(ALifecycle, ShowsACgroupOfAnotherIdAsNotOursWhenSystemdDoesNotAnswer) {
+  auto unit = contained("r1").reply->unit;
+  Record r = test::load(store, "r1").value();
+  cgroup_ids[r.cgroup] = r.cgroup_id + 1;  // the unit name was started again: another cgroup, same path
+  systemd.stall_lookups_of.insert(unit);
+  std::optional<nlohmann::json> live;
+  lifecycle.status_json("r1", [&](Result<std::string> res) { live = nlohmann::json::parse(res.value())["live"]; });
+  timers.advance(kLiveStateDeadline);
+  ASSERT_TRUE(live);
+  EXPECT_EQ((*live)["source"], "cgroup tree");
+  EXPECT_EQ((*live)["known"], true);
+  EXPECT_EQ((*live)["ours"], false);
+  EXPECT_EQ((*live)["active_state"], "active");
+  EXPECT_EQ((*live)["pids"], nlohmann::json::array()) << "not the recorded cgroup's processes";
+}
+
 TEST_F(ALifecycle, SaysUnknownOnlyWhenNeitherSystemdNorTheCgroupTreeCanTell) {
   auto unit = contained("r1").reply->unit;
   Record r = test::load(store, "r1").value();

@@ -23,6 +23,10 @@ inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
 // cgroup tree (live_lookup.h; issue 8 item 6: a stalled manager never delays a query).
 inline constexpr std::chrono::milliseconds kLiveStateDeadline{20};
 
+// Final reaps that run at once (their calls to systemd in flight); the others wait their turn in
+// order. 5,000 owners gone at once must not send the manager 30,000 calls that all miss their deadline.
+inline constexpr std::size_t kConcurrentReaps = 64;
+
 // The calls one client (bus connection) may have in flight; one more is answered LimitExceeded (call_gate.h).
 inline constexpr std::size_t kCallsPerClient = 512;
 

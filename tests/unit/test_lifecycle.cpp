@@ -99,6 +99,27 @@ TEST_F(ALifecycle, WritesTheReceiptAndClosesTheRecordWhenTheReapIsFinal) {
   EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
 }
 
+// Issue 8's 5,000 runs whose owners go at once: at most kConcurrentReaps reaps talk to systemd at a
+// time (else every call to the manager misses its deadline and every reap ends pending_retry); the
+// next one starts when one ends.
+TEST_F(ALifecycle, RunsAtMostKConcurrentReapsAtOnceAndStartsTheNextWhenOneEnds) {
+  const std::size_t n = kConcurrentReaps + 1;
+  std::vector<std::string> units;
+  for (std::size_t i = 0; i < n; ++i) {
+    leader_cgroup.reset();  // each caller outside the others' scopes: no nested runs
+    units.push_back(contained("r" + std::to_string(i)).reply->unit);
+  }
+  stop_empties = false;
+  for (std::size_t i = 0; i < n; ++i) reap("r" + std::to_string(i));
+  auto stops_of = [&](const std::string& unit) { return std::count(events.begin(), events.end(), "stop " + unit); };
+  std::size_t stopped = 0;
+  for (const auto& u : units) stopped += stops_of(u) > 0;
+  EXPECT_EQ(stopped, kConcurrentReaps);
+  EXPECT_EQ(stops_of(units.back()), 0) << "the last reap started before one of the others ended";
+  timers.advance(kGrace + kKillWait + std::chrono::seconds(1));  // the first ones end pending_retry
+  EXPECT_GE(stops_of(units.back()), 1) << "the waiting reap did not start when the others ended";
+}
+
 TEST_F(ALifecycle, ReturnsTheFirstReceiptUnchangedToASecondReapWithoutAskingSystemd) {
   contained("r1");
   auto& first = reap("r1");

@@ -81,6 +81,11 @@ void ContainOp::on_started(const Result<void>& job) {
   if (!job)
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " +
                                         quote_value(record_.run) + ": " + job.error().message);
+  ask_lookup();
+}
+
+void ContainOp::ask_lookup() {
+  --lookups_left_;
   deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> l) { self->on_lookup(l); });
 }
 
@@ -99,6 +104,10 @@ std::string ContainOp::refused_properties(const std::string& message) const {
 }
 
 void ContainOp::on_lookup(const Result<UnitState>& l) {
+  if (!l && is_call_timeout(l.error()) && lookups_left_ > 0) {
+    log_run(spdlog::level::warn, record_, "scope not read within the call's deadline (" + l.error().message + "); asking again");
+    return ask_lookup();
+  }
   if (!l)
     return fail(error::ScopeFailed, "scope " + record_.unit + " cannot be read after its start: " +
                                         (is_no_such_unit(l.error()) ? "unit not found" : l.error().message));

@@ -27,6 +27,9 @@ inline constexpr std::chrono::milliseconds kLiveStateDeadline{20};
 // order. 5,000 owners gone at once must not send the manager 30,000 calls that all miss their deadline.
 inline constexpr std::size_t kConcurrentReaps = 64;
 
+// A started scope's lookup that times out is asked again, up to this many lookups in all (ContainOp).
+inline constexpr int kScopeLookupTries = 3;
+
 // The calls one client (bus connection) may have in flight; one more is answered LimitExceeded (call_gate.h).
 inline constexpr std::size_t kCallsPerClient = 512;
 

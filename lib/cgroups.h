@@ -48,6 +48,9 @@ class Cgroups {
   virtual void unwatch(int handle) = 0;
   // The cgroup2 membership ("0::" line of /proc/PID/cgroup) of 'pid', or nullopt.
   virtual std::optional<std::string> member_of(pid_t pid) = 0;
+  // The start time of 'pid' (field 22 of /proc/PID/stat), or nullopt when it is gone. With the pid it
+  // names one process: a reused pid has another start time.
+  virtual std::optional<std::uint64_t> start_time(pid_t pid) = 0;
   // A migration is coming (a Contain or Launch arrived): start the kernel's grace period of it now,
   // in the background (migration_primer.h). Never fails; does nothing by default.
   virtual void prime_migration() {}

@@ -24,7 +24,7 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.boot_id = deps_.boot_id;
   record_.state = RunState::Launching;
   record_.leader_pid = req_.pid;
-  record_.leader_start_time = proc_start_time(req_.pid).value_or(0);
+  record_.leader_start_time = deps_.cgroups.start_time(req_.pid).value_or(0);
   record_.reap_on_exit = req_.reap_on_exit;
   record_.grace_usec = req_.grace_usec;
   record_.keep = req_.keep;
@@ -47,6 +47,11 @@ Result<void> ContainOp::save(RunState state) {
 void ContainOp::begin() {
   if (!is_valid_unit_name(record_.unit))
     return fail(error::InvalidRunId, "run id " + quote_value(req_.run) + " does not make a valid unit name");
+  // The pid and its start time name the process to contain (issue 8 item 13): check() makes sure the
+  // process in the scope is still that one, not a later one given the same pid.
+  if (!record_.leader_start_time)
+    return fail(error::ScopeFailed, "process " + std::to_string(req_.pid) + " to contain in run " +
+                                        quote_value(req_.run) + " is gone; nothing was started");
   if (!save(RunState::Launching)) return;
   intent_saved_ = true;
   log_run(spdlog::level::debug, record_, "intent durable; StartTransientUnit");
@@ -76,6 +81,11 @@ void ContainOp::on_started(const Result<void>& job) {
   if (!job)
     return fail(error::ScopeFailed, "systemd did not start scope " + record_.unit + " for run " +
                                         quote_value(record_.run) + ": " + job.error().message);
+  ask_lookup();
+}
+
+void ContainOp::ask_lookup() {
+  --lookups_left_;
   deps_.systemd.lookup(record_.unit, [self = shared_from_this()](Result<UnitState> l) { self->on_lookup(l); });
 }
 
@@ -94,6 +104,10 @@ std::string ContainOp::refused_properties(const std::string& message) const {
 }
 
 void ContainOp::on_lookup(const Result<UnitState>& l) {
+  if (!l && is_call_timeout(l.error()) && lookups_left_ > 0) {
+    log_run(spdlog::level::warn, record_, "scope not read within the call's deadline (" + l.error().message + "); asking again");
+    return ask_lookup();
+  }
   if (!l)
     return fail(error::ScopeFailed, "scope " + record_.unit + " cannot be read after its start: " +
                                         (is_no_such_unit(l.error()) ? "unit not found" : l.error().message));
@@ -121,6 +135,13 @@ Result<std::uint64_t> ContainOp::check(const UnitState& u) {
     return wrong("process " + std::to_string(req_.pid) + " is in cgroup " +
                  (member ? quote_value(*member) : std::string("(gone)")) + ", not in " + u.control_group +
                  " of its scope");
+  // systemd 252 takes the pid as a number (PIDs, no PIDFDs): if the process ended meanwhile and its pid
+  // was reused, systemd moved the other process. Its start time tells; it is then not contained (and
+  // not killed: it is not ours; the scope that holds it is left to systemd).
+  if (auto start = deps_.cgroups.start_time(req_.pid); start != record_.leader_start_time)
+    return wrong("process " + std::to_string(req_.pid) + " in scope " + record_.unit +
+                 " is not the one to contain: its start time is " + (start ? std::to_string(*start) : "(gone)") +
+                 ", not " + std::to_string(record_.leader_start_time) + " (the pid was reused)");
   auto id = deps_.cgroups.id(u.control_group);
   if (!id) return wrong("cgroup " + u.control_group + " of scope " + record_.unit + " is not visible");
   return *id;

@@ -55,6 +55,7 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
  private:
   void begin();
   void on_started(const Result<void>& job);
+  void ask_lookup();
   void on_lookup(const Result<UnitState>& lookup);
   // The membership and identity checks of step 3: the cgroup's id when all hold, else what is wrong.
   Result<std::uint64_t> check(const UnitState& unit);
@@ -74,6 +75,9 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   // on expiry ScopeFailed, and a late end of the job is ignored (issue 8 item 13).
   TimerId job_deadline_ = 0;
   bool job_expired_ = false;
+  // The scope's lookup after its start job, asked again when it times out (a manager busy with
+  // thousands of units; the scope itself is fine): kScopeLookupTries in all.
+  int lookups_left_ = kScopeLookupTries;
 };
 
 }  // namespace nerve

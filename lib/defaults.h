@@ -18,12 +18,17 @@ inline constexpr std::chrono::milliseconds kSystemdJobCallTimeout{10'000};
 // (the held process is then never let exec). A stop job has no deadline of its own: the reap's
 // timers (reaper.h) decide when it is over.
 inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
-// GetRun's live part waits kLiveStateFirstDeadline for the unit's state; then it answers what the
-// cgroup tree says with the unit's state unknown. Once systemd was late, the next lookups get only
-// kLiveStateDeadline until it answers one again (issue 8 item 6: a stalled manager never delays a
-// query, and a merely busy one is not taken for stalled).
-inline constexpr std::chrono::milliseconds kLiveStateFirstDeadline{500};
-inline constexpr std::chrono::milliseconds kLiveStateDeadline{25};
+// GetRun's live part waits at most kLiveStateDeadline for systemd's lookup of the unit; then, and at
+// once while systemd is late (a lookup missed it and has not been answered since), it answers from the
+// cgroup tree (live_lookup.h; issue 8 item 6: a stalled manager never delays a query).
+inline constexpr std::chrono::milliseconds kLiveStateDeadline{20};
+
+// Final reaps that run at once (their calls to systemd in flight); the others wait their turn in
+// order. 5,000 owners gone at once must not send the manager 30,000 calls that all miss their deadline.
+inline constexpr std::size_t kConcurrentReaps = 64;
+
+// A started scope's lookup that times out is asked again, up to this many lookups in all (ContainOp).
+inline constexpr int kScopeLookupTries = 3;
 
 // The calls one client (bus connection) may have in flight; one more is answered LimitExceeded (call_gate.h).
 inline constexpr std::size_t kCallsPerClient = 512;

@@ -45,6 +45,28 @@ std::optional<Cause> FinalReaps::active_cause(const std::string& run) const {
 }
 
 void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
+  if (running_ < kConcurrentReaps) return start_reap(std::move(record), signal, grace_usec, cause, std::move(done));
+  active_[record.run] = cause;
+  waiting_.push_back([this, record = std::move(record), signal, grace_usec, cause, done = std::move(done)]() mutable {
+    active_.erase(record.run);  // start_reap marks it again if it reaps
+    start_reap(std::move(record), signal, grace_usec, cause, std::move(done));
+  });
+}
+
+void FinalReaps::next_turns() {
+  if (turn_planned_ || waiting_.empty()) return;
+  turn_planned_ = true;
+  deps_.timers.add_timer(Clock::duration::zero(), [this] {
+    turn_planned_ = false;
+    while (running_ < kConcurrentReaps && !waiting_.empty()) {
+      auto start = std::move(waiting_.front());
+      waiting_.pop_front();
+      start();
+    }
+  });
+}
+
+void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done) {
   cause = effective_cause(deps_, record, cause);
   if (auto kept = unrecorded_.find(record.run); kept != unrecorded_.end())
     return reaped(record, kept->second, done);  // reaped already: only its receipt is left to write
@@ -72,8 +94,11 @@ void FinalReaps::reap_record(Record record, int signal, std::uint64_t grace_usec
   }
   deps_.owners.unwatch(record.run);
   active_[record.run] = cause;
+  ++running_;
   ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
     active_.erase(record.run);
+    --running_;
+    next_turns();
     reaped(record, std::move(receipt), done);
   }, std::move(ahead));
 }

@@ -21,6 +21,7 @@
 #include "result.h"
 #include "run_records.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -39,7 +40,8 @@ class FinalReaps {
   // With the run's slot held: loads the record (an unreadable one is quarantined: RecordFailed);
   // a run with a final receipt gets that receipt, untouched; any other is reaped.
   void reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
-  // With the run's slot held: fences 'record' (or closes it, see above) and reaps it.
+  // With the run's slot held: fences 'record' (or closes it, see above) and reaps it. At most
+  // kConcurrentReaps reaps run at once; a reap past them waits its turn (in order, its slot held).
   void reap_record(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
   // The cause of the final reap of 'run' in progress, if one is.
   std::optional<Cause> active_cause(const std::string& run) const;
@@ -50,6 +52,9 @@ class FinalReaps {
   void retry_later(const std::string& run, Cause cause);
 
  private:
+  void start_reap(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
+  // Starts waiting reaps while fewer than kConcurrentReaps run (on a later loop turn: no recursion).
+  void next_turns();
   void reaped(Record record, Receipt receipt, Done<Receipt> done);
   void schedule_retry(const Record& record, Cause cause);
   // (Re)arms the retry timer of 'run' with the next back-off delay, which it returns.
@@ -61,6 +66,9 @@ class FinalReaps {
   Quarantine& quarantine_;
   std::function<void(const std::string&, Cause)> requeue_;
   std::map<std::string, Cause> active_;
+  std::size_t running_ = 0;                      // ReapOps in flight
+  std::deque<std::function<void()>> waiting_;    // reaps waiting for one of them to end
+  bool turn_planned_ = false;
   Clock::duration retry_first_;
   struct Retry {
     TimerId timer = 0;

@@ -7,7 +7,7 @@ namespace nerve {
 void OwnerReaps::watch(const Record& record) {
   if (record.keep || record.state != RunState::Running) return;
   if (record.owner.kind == OwnerKind::None) {
-    log_run(spdlog::level::warn, record, "its owner is unknown (the launcher's parent had gone); it runs until reaped");
+    log_run(spdlog::level::warn, record, "it has no owner (the launcher's parent was pid 1 or the user manager, which never go away, or had gone); it runs until reaped");
     return;
   }
   owners_.watch(record.run, record.owner, [this, record] {

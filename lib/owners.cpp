@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -18,13 +19,21 @@ Owner owner_of(pid_t pid) {
   Owner o;
   o.kind = OwnerKind::None;
   auto ppid = proc_parent(pid);
-  if (!ppid || *ppid <= 1) return o;
+  if (!ppid || *ppid <= 1 || *ppid == user_manager_pid()) return o;
   auto start = proc_start_time(*ppid);
   if (!start) return o;
   o.kind = OwnerKind::Process;
   o.pid = *ppid;
   o.start_time = *start;
   return o;
+}
+
+pid_t user_manager_pid() {
+  static const pid_t pid = [] {
+    const char* v = std::getenv("MANAGERPID");
+    return v ? static_cast<pid_t>(std::atoi(v)) : 0;
+  }();
+  return pid;
 }
 
 std::string describe(const Owner& o) {

@@ -26,8 +26,15 @@ class IProxy;
 
 namespace nerve {
 
-// The owner of a process: its parent, as pid and start time; kind "none" if it cannot be read.
+// The owner of a process: its parent, as pid and start time. Kind "none" if it cannot be read, or if
+// the parent is one that never goes away (issue 8 item 13): pid 1, or the user manager ($MANAGERPID,
+// which systemd sets for the services it starts, nerved among them). A wrapper has such a parent when
+// the process that ran it died before its Contain (it was reparented to the nearest subreaper, the
+// user manager) or when the manager itself ran it (a service's ExecStart). Its run then has no owner
+// and runs until reaped (nerved logs a warning), rather than being tied to the manager's life.
 Owner owner_of(pid_t pid);
+// The user manager's pid from $MANAGERPID, or 0 when nerved was not started by one.
+pid_t user_manager_pid();
 
 // "owner pid 123", "owner bus connection :1.42" or "no owner", for logs and reconcile lines.
 std::string describe(const Owner& owner);

@@ -205,6 +205,7 @@ void RealCgroups::unwatch(int handle) {
 }
 
 std::optional<std::string> RealCgroups::member_of(pid_t pid) { return proc_cgroup(pid); }
+std::optional<std::uint64_t> RealCgroups::start_time(pid_t pid) { return proc_start_time(pid); }
 
 void RealCgroups::on_inotify() {
   alignas(inotify_event) char buf[4096];

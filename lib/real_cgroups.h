@@ -30,6 +30,7 @@ class RealCgroups : public Cgroups {
   int watch(const std::string& cgroup, std::function<void()> changed) override;
   void unwatch(int handle) override;
   std::optional<std::string> member_of(pid_t pid) override;
+  std::optional<std::uint64_t> start_time(pid_t pid) override;
   void prime_migration() override { primer_.prime(); }
 
  private:

@@ -1,42 +1,63 @@
 #include "run_queries.h"
 
-#include "defaults.h"
 #include "errors.h"
 #include "run_id.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include <memory>
-
 namespace nerve {
 
 using nlohmann::json;
 
 namespace {
-// What the cgroup tree says of the record's cgroup, if it is still the recorded one.
-void add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
-  if (record.cgroup.empty()) return;
+// What the cgroup tree says of the record's cgroup path, for a live state without systemd; populated
+// and pids go into 'live' when it is still the recorded cgroup (same path, same id).
+struct Tree {
+  enum Kind { NotRecorded, Gone, Unreadable, Found } kind = NotRecorded;
+  bool ours = false;       // the recorded cgroup id (else a later cgroup of the same unit name)
+  bool populated = false;
+};
+
+Tree add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
+  if (record.cgroup.empty()) return {};
   auto id = cgroups.id(record.cgroup);
-  if (!id || *id != record.cgroup_id) return;
+  if (!id) return {Tree::Gone};
+  bool ours = *id == record.cgroup_id;
   auto populated = cgroups.populated(record.cgroup);
-  live["populated"] = !populated || *populated;  // unreadable is not known to be empty
-  live["pids"] = cgroups.pids(record.cgroup);
+  if (ours) {
+    live["populated"] = !populated || *populated;  // unreadable is not known to be empty
+    live["pids"] = cgroups.pids(record.cgroup);
+  }
+  if (!populated) return {Tree::Unreadable};
+  return {Tree::Found, ours, *populated};
 }
 
-const char* const error_late = "nerve.Systemd.Late";
-
-// What systemd says of the recorded unit. Without an answer (an error, or none in time) the unit's
-// state is unknown: "unknown" is true and "error" says why; known/active_state/ours then say nothing.
+// What systemd says of the recorded unit (an answer, or NoSuchUnit).
 void add_unit_state(const Record& record, const Result<UnitState>& l, json& live) {
-  if (l) {
-    live["known"] = true;
-    live["active_state"] = l->active_state;
-    live["ours"] = !record.invocation_id.empty() && l->invocation_id == record.invocation_id;
-  } else if (!is_no_such_unit(l.error())) {
+  live["source"] = "systemd";
+  if (!l) return;  // no such unit: known stays false
+  live["known"] = true;
+  live["active_state"] = l->active_state;
+  live["ours"] = !record.invocation_id.empty() && l->invocation_id == record.invocation_id;
+}
+
+// Without systemd's answer, what the kernel can tell (issue 8 item 6): systemd makes a scope's cgroup
+// when the unit starts and removes it when it stops, so the recorded cgroup with the recorded id
+// means the unit of that invocation is loaded and ours (another id: a later unit of the same name),
+// and populated means it is active; gone means no unit of that invocation is. The unit's state is
+// unknown only when the tree cannot tell either.
+void add_tree_state(const Tree& tree, const Error& systemd, json& live) {
+  live["error"] = systemd.message;
+  if (tree.kind == Tree::NotRecorded || tree.kind == Tree::Unreadable) {
     live["unknown"] = true;
-    live["error"] = l.error().message;
+    return;
   }
+  live["source"] = "cgroup tree";
+  if (tree.kind == Tree::Gone) return;
+  live["known"] = true;
+  live["ours"] = tree.ours;
+  live["active_state"] = tree.populated ? "active" : "inactive";
 }
 }  // namespace
 
@@ -51,31 +72,22 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
     out["receipt_error"] = r.error().message;
   else if (*r)
     out["receipt"] = json::parse(to_json_text(**r));
-  json live = {{"known", false}, {"active_state", ""}, {"ours", false}, {"populated", false}, {"pids", json::array()}};
+  json live = {{"known", false}, {"active_state", ""}, {"ours", false}, {"populated", false},
+               {"pids", json::array()},  {"source", "none"}};
   if (record->boot_id != deps_.boot_id || record->unit.empty()) {
     out["live"] = live;
     return done(out.dump());
   }
-  // What needs no systemd is read now; the unit's state comes from a lookup with a short deadline
-  // (issue 8 item 6: a stalled user manager never delays GetRun). A late answer is dropped.
-  add_cgroup_state(*record, deps_.cgroups, live);
-  auto answer = std::make_shared<ReplyOnce<UnitState>>([rec = *record, out, live, done](Result<UnitState> l) mutable {
-    add_unit_state(rec, l, live);
+  // The cgroup tree is read now; the unit's state comes from systemd within a short budget, or at once
+  // from the tree while systemd is late (live_lookup.h): a stalled user manager never delays GetRun.
+  Tree tree = add_cgroup_state(*record, deps_.cgroups, live);
+  lookup_.ask(record->unit, [rec = *record, tree, out, live, done](Result<UnitState> l) mutable {
+    if (l || is_no_such_unit(l.error()))
+      add_unit_state(rec, l, live);
+    else
+      add_tree_state(tree, l.error(), live);
     out["live"] = live;
     done(out.dump());
-  });
-  // A manager that answered its last lookup gets kLiveStateFirstDeadline; once one lookup was late, the
-  // next get kLiveStateDeadline, until systemd answers one again (even late).
-  auto wait = systemd_late_ ? kLiveStateDeadline : kLiveStateFirstDeadline;
-  TimerId timer = deps_.timers.add_timer(wait, [this, answer, wait] {
-    systemd_late_ = true;
-    (*answer)(Error{error_late, "systemd did not answer within " + std::to_string(wait.count()) + " ms"});
-  });
-  deps_.systemd.lookup(record->unit, [this, answer, timer](Result<UnitState> l) {
-    if (l || is_no_such_unit(l.error())) systemd_late_ = false;
-    if (!answer->pending()) return;
-    deps_.timers.cancel_timer(timer);
-    (*answer)(std::move(l));
   });
 }
 

@@ -1,10 +1,11 @@
 // Read-only questions about runs: a run's status (record, receipt and live state), the list of runs,
 // whether a run exists. They change nothing, move nothing aside (an unreadable record is only
 // reported), and take no run's slot, so they are never delayed by a slow operation on a run. Only
-// the status asks systemd (asynchronously).
+// the status asks systemd (asynchronously, within a short budget: live_lookup.h).
 #pragma once
 
 #include "deps.h"
+#include "live_lookup.h"
 #include "result.h"
 #include "run_records.h"
 
@@ -22,7 +23,7 @@ struct RunSummary {
 
 class RunQueries {
  public:
-  explicit RunQueries(Deps& deps) : deps_(deps), records_(deps.store) {}
+  explicit RunQueries(Deps& deps) : deps_(deps), records_(deps.store), lookup_(deps.systemd, deps.timers) {}
 
   // {"record": ..., "receipt": ...|null, "live": {...}} as GetRun documents it.
   void status_json(const std::string& run, Done<std::string> done);
@@ -34,7 +35,7 @@ class RunQueries {
  private:
   Deps& deps_;
   RunRecords records_;
-  bool systemd_late_ = false;  // the last status lookup missed its deadline, and none was answered since
+  LiveLookup lookup_;
 };
 
 }  // namespace nerve

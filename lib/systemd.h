@@ -57,6 +57,10 @@ inline constexpr const char* JobTimeout = "nerve.Systemd.JobTimeout";
 }  // namespace systemd_error
 
 inline bool is_no_such_unit(const Error& e) { return e.name == systemd_error::NoSuchUnit; }
+// The call got no answer within its deadline (the manager is busy or stalled): it may still be fine.
+inline bool is_call_timeout(const Error& e) {
+  return e.name == "org.freedesktop.DBus.Error.NoReply" || e.name == "org.freedesktop.DBus.Error.Timeout";
+}
 
 class Systemd {
  public:

@@ -17,10 +17,14 @@ namespace {
 
 using nlohmann::json;
 
-// The unit's state as GetRun tells it; "unknown (why)" when systemd did not answer (issue 8 item 6).
+// The unit's state as GetRun tells it, and where from when systemd did not answer in time (issue 8
+// item 6): "active (cgroup tree; systemd did not answer within 20 ms)", "unknown (...)".
 std::string live_state(const json& live) {
-  if (live.value("unknown", false)) return "unknown (" + live.value("error", "") + ")";
-  return live.value("known", false) ? live.value("active_state", "") : "no unit";
+  std::string error = live.value("error", "");
+  if (live.value("unknown", false)) return "unknown (" + error + ")";
+  std::string state = live.value("known", false) ? live.value("active_state", "") : "no unit";
+  if (live.value("source", "") == "cgroup tree") state += " (cgroup tree; " + error + ")";
+  return state;
 }
 
 // GetRun's answer, or nullopt (and the message on stderr) when nerved knows no such run.
@@ -69,7 +73,8 @@ bool is_running(const json& s) {
 }  // namespace
 
 // Exit codes as LSB and systemctl status: 0 running, 3 not running (any other state, or its scope is
-// gone), 4 no such run, or its unit's state is unknown (systemd did not answer nerved in time).
+// gone), 4 no such run, or its unit's state is unknown (neither systemd in time nor the cgroup tree
+// could tell). A cgroup-tree answer counts as systemd's would: active and ours is running.
 int status(Context& ctx, const VerbArgs& a) {
   auto s = get_run(ctx, a.run);
   if (!s) return kExitNoSuchRun;
@@ -78,7 +83,7 @@ int status(Context& ctx, const VerbArgs& a) {
   else
     print_status(a.run, *s);
   if (is_running(*s)) return 0;
-  // A running record whose unit systemd did not describe in time: not known to be running or not.
+  // A running record whose unit's state neither systemd nor the cgroup tree told: not known either way.
   bool unknown = (*s)["record"].value("state", "") == "running" && (*s)["live"].value("unknown", false);
   return unknown ? kExitStatusUnknown : kExitNotRunning;
 }

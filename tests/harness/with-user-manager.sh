@@ -31,6 +31,8 @@
 #            for the manager's pid, then SIGKILL by pid.
 #     3. (trap on EXIT/INT/TERM/HUP) cgroup.kill on DIR, wait for "populated 0",
 #        rmdir the sub-folders depth first and DIR, remove the runtime folder.
+#        A watchdog outside the harness's process tree does the same once the
+#        harness is gone however it ended, SIGKILL included (start_watchdog).
 #   Everything that must see the manager's cgroups (the daemon under test, its
 #   CLI, checks of /sys/fs/cgroup) must therefore run as CMD or a child of it.
 #
@@ -324,7 +326,7 @@ fi
 
 (( EUID == 0 )) || refuse "must run as root (it makes namespaces and mounts; use --user USER for an unprivileged manager)"
 [[ -n $cg2_mount ]] || refuse "no cgroup2 mount found in /proc/self/mountinfo"
-for tool in unshare mount umount mountpoint dbus-daemon systemctl busctl timeout find ${user:+setpriv getent}; do
+for tool in unshare mount umount mountpoint dbus-daemon systemctl busctl timeout find setsid python3 ${user:+setpriv getent}; do
     command -v "$tool" >/dev/null || refuse "'$tool' not found in PATH"
 done
 if [[ -n $user ]]; then
@@ -369,6 +371,60 @@ cleanup() {
     [[ -n $run_base && -d $run_base ]] && rm -rf "$run_base"
 }
 
+# start_watchdog: a process outside this shell's tree (setsid, its parent gone at once, so a kill of
+# the harness's whole tree, e.g. by a ctest timeout, does not reach it) that waits on this shell's
+# pidfd and, once the shell is gone however it ended (SIGKILL included), does what cleanup() would:
+# cgroup.kill on DIR until it is empty, rmdir of its folders depth first, rm -rf of the run folder.
+# After a normal exit cleanup() has done it all and the watchdog finds nothing to do. Its stdio is
+# /dev/null and it keeps no other fd, so no one reading the harness's output waits for it.
+start_watchdog() {
+    (
+        trap - EXIT INT TERM HUP
+        setsid python3 -c "$WATCHDOG_PY" "$$" "$cg_dir" "$run_base" "$CG_DRAIN_TIMEOUT_S" \
+            </dev/null >/dev/null 2>&1 &
+    )
+}
+# shellcheck disable=SC2016 # python, not shell
+readonly WATCHDOG_PY='
+import os, select, shutil, signal, sys, time
+os.closerange(3, 65536)
+pid, cg, base, drain = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+try:
+    fd = os.pidfd_open(pid)
+    select.select([fd], [], [])
+except ProcessLookupError:
+    pass
+def populated():
+    try:
+        with open(cg + "/cgroup.events") as f:
+            return "populated 1" in f.read().split("\n")
+    except OSError:
+        return False
+def kill_members():
+    for root, _, _ in os.walk(cg):
+        try:
+            with open(root + "/cgroup.procs") as f:
+                for p in f.read().split():
+                    os.kill(int(p), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+deadline = time.monotonic() + drain
+while os.path.isdir(cg) and populated() and time.monotonic() < deadline:
+    try:
+        with open(cg + "/cgroup.kill", "w") as f:
+            f.write("1")
+    except OSError:
+        kill_members()
+    time.sleep(0.01)
+for root, _, _ in os.walk(cg, topdown=False):
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+if base:
+    shutil.rmtree(base, ignore_errors=True)
+'
+
 # shellcheck disable=SC2317 # called from the traps below
 on_signal() {
     log "got SIG$1, tearing down"
@@ -390,6 +446,8 @@ if [[ -n $user ]]; then
         { log "error: cannot delegate $cg_dir to '$user'"; exit "$EXIT_HARNESS"; }
 fi
 log "cgroup $cg_dir, private cgroup + mount namespace"
+# From here on the folder and the run folder go with the harness, even if it is SIGKILLed.
+start_watchdog
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 # A grandchild moves itself (not this shell) into the folder and execs

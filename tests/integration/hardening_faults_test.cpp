@@ -5,6 +5,7 @@
 #include "hardening_support.h"
 
 #include <gmock/gmock.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 
@@ -36,7 +37,9 @@ class HardeningFaults : public Hardening {
 };
 
 // Item 6 and the issue's "Done when": with the user manager stopped for 10 s, ListRuns and GetRun
-// answer within 50 ms, and the runs whose owner went meanwhile are reaped once it resumes.
+// answer within 50 ms, the first query after the stall included, and the runs whose owner went
+// meanwhile are reaped once it resumes. GetRun waits at most 20 ms for systemd (not at all once it is
+// late) and answers from the cgroup tree, so a healthy run does not look "unknown".
 TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndReapsFollowItsResume) {
   auto runs = run_ids("st", 3);
   pid_t owner = start_owner("owner", runs);
@@ -45,30 +48,43 @@ TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndRea
   ASSERT_EQ(pids.size(), runs.size());
   ASSERT_NO_FATAL_FAILURE(stall_manager());
   auto stalled_at = Clock::now();
-  // A running run whose unit systemd cannot describe now: status unknown (LSB 4), said so, at once.
+  milliseconds worst{0}, first{0}, worst_connect{0};
+  std::string worst_call;
+  auto query = [&](const std::string& method) {
+    Timed t = timed_call(method, method == "GetRun" ? "st0" : "", 12'000ms);
+    EXPECT_EQ(t.error, "") << method << ": " << t.message;
+    if (t.took > worst) worst = t.took, worst_call = method;
+    worst_connect = std::max(worst_connect, t.connect);
+    return t;
+  };
+  // The first query after the stall is measured like every other one.
+  Timed t = query("GetRun");
+  first = t.took;
+  auto live = nlohmann::json::parse(t.text.empty() ? "{}" : t.text)["live"];
+  EXPECT_EQ(live["source"], "cgroup tree") << t.text;
+  EXPECT_EQ(live["active_state"], "active") << "populated: the run is active, not unknown";
+  EXPECT_EQ(live["ours"], true);
+  EXPECT_THAT(live.value("error", ""), HasSubstr("systemd did not answer within 20 ms"));
+  // nervectl status says where the answer came from; a run the cgroup tree shows active is running (0).
   Output status = ctl({"status", "st0"}, {}, 5000ms);
-  EXPECT_EQ(status.exit_code, 4) << status.out << status.err;
-  EXPECT_THAT(status.out, HasSubstr("live:          unknown (systemd did not answer within 500 ms)"));
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  EXPECT_THAT(status.out, HasSubstr("live:          active (cgroup tree; systemd is late"));
   EXPECT_THAT(status.out, HasSubstr("processes:     ")) << "the cgroup tree's pids are still shown";
   ASSERT_EQ(::kill(owner, SIGKILL), 0);  // three reaps now wait for the manager
-  milliseconds worst{0}, worst_connect{0};
-  std::string worst_call;
   while (since(stalled_at) < 10'000ms) {
-    for (const char* method : {"ListRuns", "GetRun"}) {
-      Timed t = timed_call(method, std::string(method) == "GetRun" ? "st0" : "", 12'000ms);
-      EXPECT_EQ(t.error, "") << method << ": " << t.message;
-      if (t.took > worst) worst = t.took, worst_call = method;
-      worst_connect = std::max(worst_connect, t.connect);
-    }
+    query("ListRuns");
+    query("GetRun");
     eventually([] { return false; }, 200ms);
   }
-  // A bound that tells "served at once" from "waited on the manager" (a query used to take 5 s here),
-  // with room for a loaded CI machine running tests in parallel; issue 8's 50 ms is measured and
-  // printed below (quiet machine: 30 ms).
-  EXPECT_LT(worst, 500ms) << "slowest query: " << worst_call << " (connecting took up to " << worst_connect.count()
+  // A bound that tells "served at once" from "waited on the manager" (a first query waited 500 ms, a
+  // call's own deadline is 5 s), with room for a loaded CI machine running tests two at a time; issue
+  // 8's 50 ms is measured and printed below.
+  EXPECT_LT(worst, 300ms) << "slowest query: " << worst_call << " (connecting took up to " << worst_connect.count()
                          << " ms more)";
-  std::printf("manager stopped 10 s: slowest query %lld ms (%s); connecting to the bus up to %lld ms more\n",
-              static_cast<long long>(worst.count()), worst_call.c_str(), static_cast<long long>(worst_connect.count()));
+  std::printf("manager stopped 10 s: slowest query %lld ms (%s), first query %lld ms; connecting to the bus up to "
+              "%lld ms more\n",
+              static_cast<long long>(worst.count()), worst_call.c_str(), static_cast<long long>(first.count()),
+              static_cast<long long>(worst_connect.count()));
   resume_manager();
   EXPECT_TRUE(await_state(runs, "reaped", 30'000ms)) << log();
   EXPECT_TRUE(eventually([&] { return all_gone(pids); }, 10'000ms));

@@ -152,5 +152,29 @@ TEST_F(HardeningLaunch, LaunchWaitCancelledBeforeExecEndsWithoutWaitingForTheGra
   EXPECT_EQ(to_string(record("w1").state), "reaped");
 }
 
+// Item 13: an owner that never goes away. A wrapper whose parent is the user manager (here a
+// service's ExecStart; an orphaned wrapper is reparented to it the same way, the manager being a
+// subreaper) was owned by the manager, so its run was tied to the manager's life without a word. It
+// now has no owner, nerved says so, and the run lives until reaped. nerved knows the manager by
+// $MANAGERPID, which systemd sets for the services it starts (nerved.service in real use).
+TEST_F(HardeningLaunch, AWrapperRunByTheUserManagerHasNoOwnerAndRunsUntilReaped) {
+  stop_nerved();
+  ASSERT_NO_FATAL_FAILURE(start_nerved({{"MANAGERPID", std::to_string(manager_pid())}}));
+  Output started = run(command({"systemd-run", "--user", "--quiet", "--collect", "--unit", "owner-um1", kNervectl,
+                                "launch", "--grace", "1", "um1", "--", "sleep", "600"}));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  ASSERT_TRUE(await_state({"um1"}, "running", 20'000ms)) << log();
+  auto pids = run_pids("um1");
+  ASSERT_EQ(pids.size(), 1u);
+  track(pids[0], true);
+  EXPECT_EQ(to_string(record("um1").owner.kind), "none");
+  EXPECT_TRUE(eventually([&] { return log().find("it has no owner") != std::string::npos; }, 5000ms)) << log();
+  EXPECT_TRUE(alive(pids[0]));
+  Output reap = ctl({"reap", "um1"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.err;
+  EXPECT_TRUE(eventually([&] { return !alive(pids[0]); }, 10'000ms));
+  run(command({"systemctl", "--user", "stop", "owner-um1.service"}));
+}
+
 }  // namespace
 }  // namespace nerve::itest

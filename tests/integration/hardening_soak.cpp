@@ -11,14 +11,30 @@
 
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 namespace nerve::itest {
 namespace {
 
 using namespace std::chrono_literals;
 
-class HardeningSoak : public Hardening {};
+class HardeningSoak : public Hardening {
+ protected:
+  static std::size_t open_fds(pid_t pid) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) ++n;
+    return n;
+  }
+  static std::string rss_kib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmRSS:", 0) == 0) return std::to_string(std::atol(line.c_str() + 6));
+    return "?";
+  }
+};
 
 TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) {
   const char* env = std::getenv("NERVE_SOAK_RUNS");
@@ -26,6 +42,7 @@ TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) 
   constexpr int kPerOwner = 100;
   std::vector<pid_t> owners;
   std::vector<std::string> all;
+  auto started = Clock::now();
   for (int o = 0; o * kPerOwner < total; ++o) {
     auto runs = run_ids("o" + std::to_string(o) + "r", kPerOwner);
     owners.push_back(start_owner("owner" + std::to_string(o), runs, "--grace 1", "sleep 3600"));
@@ -33,9 +50,12 @@ TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) 
     all.insert(all.end(), runs.begin(), runs.end());
   }
   ASSERT_TRUE(alive(nerved_pid_));
+  std::cout << "[ figures  ] " << all.size() << " runs running after " << since(started).count() << " ms; nerved: "
+            << open_fds(nerved_pid_) << " fds, " << rss_kib(nerved_pid_) << " KiB RSS\n";
   Timed list = timed_call("ListRuns", "", 30'000ms);
   EXPECT_EQ(list.error, "") << list.message;
   EXPECT_EQ(list.count, all.size());
+  std::cout << "[ figures  ] ListRuns of " << list.count << " runs: " << list.took.count() << " ms\n";
   auto killed = Clock::now();
   for (pid_t o : owners) ::kill(o, SIGKILL);
   EXPECT_TRUE(await_state(all, "reaped", 900'000ms)) << "not every run was reaped after its owner went\n";
@@ -45,7 +65,11 @@ TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) 
   for (const auto& r : all)
     if (to_string(receipt(r).outcome) != "complete") ++incomplete;
   EXPECT_EQ(incomplete, 0u);
-  EXPECT_EQ(await_no_nerve_units(60'000ms), "");
+  std::string units = await_no_nerve_units(60'000ms);
+  std::size_t left = std::count(units.begin(), units.end(), '\n');
+  EXPECT_EQ(left, 0u) << "nerve units left, the first: " << units.substr(0, 400);
+  std::cout << "[ figures  ] left: " << incomplete << " runs without a complete receipt, " << left
+            << " nerve units; nerved: " << open_fds(nerved_pid_) << " fds, " << rss_kib(nerved_pid_) << " KiB RSS\n";
   EXPECT_TRUE(alive(nerved_pid_));
 }
 

@@ -69,8 +69,14 @@ class MockSystemd : public Systemd {
   static Error no_such_unit() { return {systemd_error::NoSuchUnit, "unit not found"}; }
 };
 
+// The start time the cgroup double gives every pid unless a test says otherwise.
+inline constexpr std::uint64_t kLeaderStartTime = 5555;
+
 class MockCgroups : public Cgroups {
  public:
+  MockCgroups() {
+    ON_CALL(*this, start_time).WillByDefault(::testing::Return(std::optional<std::uint64_t>(kLeaderStartTime)));
+  }
   MOCK_METHOD(std::optional<std::uint64_t>, id, (const std::string& cgroup), (override));
   MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
@@ -81,6 +87,7 @@ class MockCgroups : public Cgroups {
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
   MOCK_METHOD(void, unwatch, (int handle), (override));
   MOCK_METHOD(std::optional<std::string>, member_of, (pid_t pid), (override));
+  MOCK_METHOD(std::optional<std::uint64_t>, start_time, (pid_t pid), (override));
   MOCK_METHOD(void, prime_migration, (), (override));
 };
 

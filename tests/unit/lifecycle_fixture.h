@@ -99,7 +99,8 @@ class LifecycleTest : public ::testing::Test, protected World {
     ASSERT_FALSE(starts.empty()) << "no scope was asked for";
     auto& [spec, done] = starts.back();
     const std::string cgroup = "/user.slice/user-1000.slice/user@1000.service/app.slice/" + spec.unit;
-    units[spec.unit] = {std::string(31, 'a') + std::to_string(starts.size()), "active", cgroup, spec.description};
+    const std::string n = std::to_string(starts.size());  // 32 characters, one per scope
+    units[spec.unit] = {std::string(32 - n.size(), 'a') + n, "active", cgroup, spec.description};
     populated[cgroup] = true;
     cgroup_ids[cgroup] = 100 + starts.size();
     leader_cgroup = cgroup;

@@ -140,7 +140,7 @@ TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitIsNotActive) {
 }
 
 TEST_F(AContainOp, FailsWithScopeFailedWhenTheUnitCannotBeReadAfterItsStart) {
-  EXPECT_CALL(systemd, lookup).WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.Timeout")));
+  EXPECT_CALL(systemd, lookup).WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.AccessDenied")));
   contain();
   job_ends();
   ASSERT_TRUE(error);
@@ -206,4 +206,61 @@ TEST_F(AContainOp, FailsWithScopeFailedWhenTheStartJobNeverEnds) {
   EXPECT_EQ(state_on_disk(), RunState::Failed);
   job_ends();
   EXPECT_FALSE(reply) << "a late job end made a failed attempt succeed";
+}
+
+// Issue 8, item 13: on systemd 252 the pid goes to StartTransientUnit as a number (PIDs; PIDFDs is
+// not supported). If the process ended and its pid was reused before systemd moved it, the scope
+// holds another process: the start time read at the request and after the move tells them apart.
+TEST_F(AContainOp, RefusesAProcessWhosePidWasReusedBeforeSystemdMovedIt) {
+  EXPECT_CALL(cgroups, start_time(kPid))
+      .WillOnce(Return(std::optional<std::uint64_t>(1000)))   // the process that asked
+      .WillRepeatedly(Return(std::optional<std::uint64_t>(2000)));  // another one, same pid
+  contain();
+  job_ends();
+  ASSERT_TRUE(error) << "a process that reused the pid was taken for the one to contain";
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("start time is 2000, not 1000 (the pid was reused)"));
+  EXPECT_FALSE(reply);
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+  EXPECT_EQ(test::load(store, "r1")->leader_start_time, 1000u);
+}
+
+TEST_F(AContainOp, ContainsTheProcessWhoseStartTimeIsUnchanged) {
+  EXPECT_CALL(cgroups, start_time(kPid)).WillRepeatedly(Return(std::optional<std::uint64_t>(1000)));
+  contain();
+  job_ends();
+  ASSERT_TRUE(reply) << error->message;
+  EXPECT_EQ(test::load(store, "r1")->leader_start_time, 1000u);
+}
+
+TEST_F(AContainOp, AsksForNoScopeWhenTheProcessIsAlreadyGone) {
+  ON_CALL(cgroups, start_time(kPid)).WillByDefault(Return(std::nullopt));
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  contain();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("is gone"));
+  EXPECT_TRUE(std::filesystem::is_empty(store.path())) << "no record for an attempt that started nothing";
+}
+
+// 5,000-run soak: a manager busy with thousands of units answered a started scope's lookup after the
+// call's deadline; the scope was fine, but the launch failed. A timed-out lookup is asked again.
+TEST_F(AContainOp, AsksForTheScopeAgainWhenItsLookupTimesOut) {
+  EXPECT_CALL(systemd, lookup)
+      .WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.NoReply")))
+      .WillOnce(Return(test::query_failed("org.freedesktop.DBus.Error.Timeout")))
+      .WillOnce(Return(Result<UnitState>(unit)));
+  contain();
+  job_ends();
+  ASSERT_TRUE(reply) << (error ? error->message : "no answer");
+  EXPECT_EQ(state_on_disk(), RunState::Running);
+}
+
+TEST_F(AContainOp, FailsWhenEveryLookupOfTheScopeTimesOut) {
+  EXPECT_CALL(systemd, lookup).Times(kScopeLookupTries).WillRepeatedly(Return(test::query_failed("org.freedesktop.DBus.Error.NoReply")));
+  contain();
+  job_ends();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("NoReply"));
 }

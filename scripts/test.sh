@@ -78,7 +78,7 @@ check_access() {
     "${as_user[@]}" test -x "$path" ||
       { echo "test.sh: $test_user cannot enter $path ($(stat -c '%A %U:%G' "$path")); clone elsewhere or set NERVE_TEST_USER=" >&2; return 1; }
   done
-  for path in "$build"/tests/integration/nerve_integration_tests "$build"/daemon/nerved "$build"/client/nervectl \
+  for path in "$build"/tests/integration/nerve_integration_tests "$build"/daemon/nerved "$build"/client/nervectl "$build"/client/nervectl-full \
               "$top"/tests/harness/with-user-manager.sh; do
     "${as_user[@]}" test -r "$path" -a -x "$path" ||
       { echo "test.sh: $test_user cannot read and run $path ($(stat -c '%A %U:%G' "$path"))" >&2; return 1; }

@@ -15,6 +15,9 @@ harness=${1:?usage: check-harness-teardown.sh HARNESS}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 ready=$tmp/ready
+# With NERVE_HARNESS_USER (scripts/test.sh's unprivileged pass) the command runs as that account: it
+# must be able to write its ready file.
+if [[ -n ${NERVE_HARNESS_USER:-} ]]; then chown "$NERVE_HARNESS_USER" "$tmp" || exit 1; fi
 
 NERVE_FORCE_PRIVATE_MANAGER=1 "$harness" -- sh -c "echo ready >'$ready'; exec sleep 600" \
     >"$tmp/harness.log" 2>&1 &

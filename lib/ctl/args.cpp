@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -290,6 +291,13 @@ Parsed parse_args(const std::vector<std::string>& args) {
   const Verb* verb = find_verb(args[0]);
   if (!verb && args[0].rfind("-", 0) != 0) return usage_error(nullptr, "unknown verb '" + args[0] + "'");
   return parse_verb(verb, args);
+}
+
+Parsed parse_and_print(int argc, char** argv) {
+  Parsed p = parse_args(std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(p.out.c_str(), stdout);
+  std::fputs(p.err.c_str(), stderr);
+  return p;
 }
 
 }  // namespace nerve::ctl

@@ -26,6 +26,9 @@ struct Parsed {
 
 // ARGS is argv without the program name.
 Parsed parse_args(const std::vector<std::string>& args);
+// parse_args of a program's command line, with its help or usage error already printed (the two
+// mains, ctl.cpp and front.cpp, start so).
+Parsed parse_and_print(int argc, char** argv);
 
 // The verb of that name in the table (verbs()), or nullptr.
 const Verb* find_verb(const std::string& name);

@@ -54,9 +54,7 @@ Handler handler_of(const Verb& verb) {
 }  // namespace
 
 int ctl_main(int argc, char** argv) {
-  Parsed p = parse_args(std::vector<std::string>(argv + 1, argv + argc));
-  std::fputs(p.out.c_str(), stdout);
-  std::fputs(p.err.c_str(), stderr);
+  Parsed p = parse_and_print(argc, argv);
   if (!p.verb) return p.exit_code;
   Handler run = handler_of(*p.verb);
   if (!run) {

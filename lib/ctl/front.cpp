@@ -37,9 +37,7 @@ int exec_full_program(const Verb& verb, char** argv) {
 }  // namespace
 
 int front_main(int argc, char** argv) {
-  Parsed p = parse_args(std::vector<std::string>(argv + 1, argv + argc));
-  std::fputs(p.out.c_str(), stdout);
-  std::fputs(p.err.c_str(), stderr);
+  Parsed p = parse_and_print(argc, argv);
   if (!p.verb) return p.exit_code;
   const std::string name = p.verb->name;
   if (name == "launch" && !p.args.wait) return launch(p.args);

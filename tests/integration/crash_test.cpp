@@ -66,11 +66,8 @@ class ANervedKilledDuringAReap : public NervedTest, public ::testing::WithParamI
 TEST_P(ANervedKilledDuringAReap, LeavesTheRunFencedAndTheNextNervedFinishesTheReap) {
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_FAULT", GetParam()}}));
-  std::string markers = path("markers");
-  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
-  auto pids = await_markers(markers);
-  ASSERT_EQ(pids.size(), 4u);
+  auto pids = launch_escaper(path("markers"));
+  ASSERT_FALSE(HasFailure());
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 69) << "nerved died during the call: 'unreachable' is the documented code\n"
@@ -96,11 +93,8 @@ INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringAReap, ::testing::Values
 TEST_F(NervedTest, KilledAfterTheFinalReceiptClosesTheRecordWithThatReceiptAtTheNextStart) {
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_FAULT", "after-receipt"}}));
-  std::string markers = path("markers");
-  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
-  auto pids = await_markers(markers);
-  ASSERT_EQ(pids.size(), 4u);
+  auto pids = launch_escaper(path("markers"));
+  ASSERT_FALSE(HasFailure());
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 69) << reap.out << reap.err;

@@ -189,6 +189,15 @@ void NervedTest::track(pid_t pid, bool escaper) {
   tracked_.push_back({pid, proc_start_time(pid).value_or(0), escaper});
 }
 
+std::map<std::string, pid_t> NervedTest::launch_escaper(const std::string& markers) {
+  EXPECT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
+  auto pids = await_markers(markers);
+  EXPECT_EQ(pids.size(), 4u);
+  for (const auto& [role, pid] : pids) EXPECT_TRUE(alive(pid)) << role;
+  return pids;
+}
+
 std::map<std::string, pid_t> NervedTest::await_markers(const std::string& dir) {
   std::map<std::string, pid_t> pids;
   bool ready = wait_for_file(dir + "/ready");

@@ -71,6 +71,9 @@ class NervedTest : public ::testing::Test {
   // roles (main, setsid, grandchild, ignoreterm) and tracks them. Empty map (and a failure) if the
   // escaper did not get ready in time.
   std::map<std::string, pid_t> await_markers(const std::string& dir);
+  // Launches the escaper tree for r1 (`nervectl launch` in the background, short grace) and waits for
+  // its four markers in MARKERS (made here); a failure if they do not all come, or one is not alive.
+  std::map<std::string, pid_t> launch_escaper(const std::string& markers);
   // Waits for the pid file of `nerve_test_escaper --pidfile FILE`, reads and tracks it; 0 on failure.
   pid_t await_pidfile(const std::string& path);
 

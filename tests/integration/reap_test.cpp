@@ -260,15 +260,6 @@ namespace {
 // Issue 10: timeouts, freeze and cancel end the whole escaper tree, and the receipt says why.
 class ARunControl : public NervedTest {
  protected:
-  // Launches the escaper tree for r1 (nervectl launch in the background) and waits for its markers.
-  std::map<std::string, pid_t> launch_escaper(const std::string& markers) {
-    EXPECT_EQ(::mkdir(markers.c_str(), 0700), 0);
-    ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--markers", markers});
-    auto pids = await_markers(markers);
-    EXPECT_EQ(pids.size(), 4u);
-    for (const auto& [role, pid] : pids) EXPECT_TRUE(alive(pid)) << role;
-    return pids;
-  }
   void expect_all_gone(const std::map<std::string, pid_t>& pids) {
     for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
   }

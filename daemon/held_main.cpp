@@ -1,4 +1,4 @@
-// nerve-held: what a Launch's command runs as until nerved releases it (lib/held_helper.h).
-#include "held_helper.h"
+// nerve-held: what a Launch's command runs as until nerved releases it (lib/process/held_helper.h).
+#include "process/held_helper.h"
 
 int main(int argc, char** argv) { return nerve::held_helper_main(argc, argv); }

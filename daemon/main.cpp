@@ -1,4 +1,4 @@
 // nerved: the per-user lifecycle daemon. Everything is in lib/ (daemon.cpp).
-#include "daemon.h"
+#include "nerved/daemon.h"
 
 int main(int argc, char** argv) { return nerve::daemon_main(argc, argv); }

@@ -5,5 +5,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NERVE_BUILD_DIR:-$top/build}
 # CI (CI=true) builds with warnings as errors; NERVE_WERROR=ON|OFF says so elsewhere.
 werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
+# ccache, where it is installed, makes rebuilds across several work trees cheap; nothing needs it.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -16,9 +16,9 @@ failed=0
 
 copy() {
   rm -rf "$tmp/r"
-  mkdir -p "$tmp/r/lib/bus" "$tmp/r/lib/ctl" "$tmp/r/docs"
+  mkdir -p "$tmp/r/lib/bus" "$tmp/r/lib/base" "$tmp/r/lib/ctl" "$tmp/r/docs"
   cp "$root/lib/bus/org.nerve.Lifecycle1.xml" "$tmp/r/lib/bus/"
-  cp "$root/lib/errors.h" "$tmp/r/lib/"
+  cp "$root/lib/base/errors.h" "$tmp/r/lib/base/"
   cp "$root/lib/ctl/ctl.h" "$tmp/r/lib/ctl/"
   cp "$root/docs/dbus-api.md" "$tmp/r/docs/"
 }
@@ -48,7 +48,7 @@ copy
 
 expect "member gone from the XML" lib/bus/org.nerve.Lifecycle1.xml '/<method name="Forget">/,/<\/method>/d' \
   "'### Forget' is not a method"
-expect "error gone from errors.h" lib/errors.h '/Error.RunBusy"/d' "Error.RunBusy, which lib/errors.h does not define"
+expect "error gone from errors.h" lib/base/errors.h '/Error.RunBusy"/d' "Error.RunBusy, which lib/base/errors.h does not define"
 expect "argument renamed in the XML" lib/bus/org.nerve.Lifecycle1.xml 's/name="receipt_json"/name="receipt"/' \
   "does not state its signature"
 expect "argument type changed in the XML" lib/bus/org.nerve.Lifecycle1.xml \

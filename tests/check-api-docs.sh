@@ -4,19 +4,19 @@
 # Usage: tests/check-api-docs.sh [REPO_ROOT]      (default: the folder above this script)
 #
 # Reads every method, signal and property of every interface in lib/bus/org.nerve.Lifecycle1.xml and
-# every error name in lib/errors.h (string constants "org.nerve.Lifecycle1.Error.X"), and checks
+# every error name in lib/base/errors.h (string constants "org.nerve.Lifecycle1.Error.X"), and checks
 # docs/dbus-api.md:
 #   - each member has a heading "### Name" (one per interface that defines the name);
 #   - each error name appears in full somewhere on the page;
 #   - no "### Name" member heading names a member the XML no longer has. A member heading is a "###"
 #     heading whose text is one CamelCase word; headings of more words are free text and are not
 #     checked. Headings inside ``` fences are ignored;
-#   - no full error name on the page is missing from lib/errors.h;
+#   - no full error name on the page is missing from lib/base/errors.h;
 #   - each member's section states its signature as the XML has it: "`Name(in s run, ..., out s x)`"
 #     (with "(in `st`, out `ss`)" when given) for a method, "Signal `Name(s run, ...)` (signature
 #     `s...`)" for a signal, "Property `Name`, type `s`" for a property;
 #   - each method named in the "Returned by" column of the error table exists in the XML;
-#   - each error named in an "Errors:" list of the XML's comments exists in lib/errors.h;
+#   - each error named in an "Errors:" list of the XML's comments exists in lib/base/errors.h;
 #   - each "(#anchor)" link on the page leads to a heading of the page;
 #   - the "nervectl exit codes" table lists exactly 0 and the kExit* codes of lib/ctl/ctl.h.
 # Exit: 0 all documented (prints "api-docs: N members and M errors documented"); 1 something is
@@ -39,7 +39,7 @@ from collections import Counter
 
 root = sys.argv[1]
 xml_path = f"{root}/lib/bus/org.nerve.Lifecycle1.xml"
-errors_path = f"{root}/lib/errors.h"
+errors_path = f"{root}/lib/base/errors.h"
 ctl_path = f"{root}/lib/ctl/ctl.h"
 docs_path = f"{root}/docs/dbus-api.md"
 
@@ -141,10 +141,10 @@ for name in sorted(headings):
 documented = set(error_re.findall(docs_text))
 for name in errors:
     if name not in documented:
-        problems.append(f"missing: error org.nerve.Lifecycle1.Error.{name} (lib/errors.h) does not appear "
+        problems.append(f"missing: error org.nerve.Lifecycle1.Error.{name} (lib/base/errors.h) does not appear "
                         f"in docs/dbus-api.md")
 for name in sorted(documented - set(errors)):
-    problems.append(f"stale: docs/dbus-api.md names org.nerve.Lifecycle1.Error.{name}, which lib/errors.h "
+    problems.append(f"stale: docs/dbus-api.md names org.nerve.Lifecycle1.Error.{name}, which lib/base/errors.h "
                     f"does not define")
 
 for name, (kind, el) in sorted(elements.items()):
@@ -180,7 +180,7 @@ for listed in re.findall(r"Errors:([^.]*)\.", xml_text):
     for name in re.findall(r"(?:^|,)\s*([A-Z][A-Za-z]+)", re.sub(r"\([^)]*\)", "", listed)):
         if name not in errors:
             problems.append(f"stale: lib/bus/org.nerve.Lifecycle1.xml names error {name} in an 'Errors:' list, "
-                            f"which lib/errors.h does not define")
+                            f"which lib/base/errors.h does not define")
 
 for n, line in enumerate(docs_lines, 1):
     for anchor in re.findall(r"\]\(#([^)]+)\)", line):

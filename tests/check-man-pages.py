@@ -13,7 +13,7 @@ What the pages say is read from man/*.scd:
     "*--option*"; global options (and --help) are defined under "# OPTIONS";
   - nerved.8: each option is defined by a line that starts with "*--option*" under "# OPTIONS";
   - nerve-dbus.7: each method, signal and property of lib/bus/org.nerve.Lifecycle1.xml and each
-    error of lib/errors.h is an entry "*Name*" (errors: "*org.nerve.Lifecycle1.Error.Name*").
+    error of lib/base/errors.h is an entry "*Name*" (errors: "*org.nerve.Lifecycle1.Error.Name*").
 Stale entries fail too: a verb, or an option of a verb, that the program does not have.
 Exit 0 all documented; 1 a problem (one line each); 2 the inputs cannot be read.
 """
@@ -100,7 +100,7 @@ def check_nerved(nerved, root, problems):
 def check_bus(root, problems):
     try:
         tree = ET.parse(f"{root}/lib/bus/org.nerve.Lifecycle1.xml")
-        with open(f"{root}/lib/errors.h", encoding="utf-8") as f:
+        with open(f"{root}/lib/base/errors.h", encoding="utf-8") as f:
             errors = sorted(set(re.findall(r"org\.nerve\.Lifecycle1\.Error\.([A-Za-z]\w*)", f.read())))
         with open(f"{root}/man/nerve-dbus.7.scd", encoding="utf-8") as f:
             entries = set(re.findall(r"^\*([\w.]+)\*", f.read(), re.M))

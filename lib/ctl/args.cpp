@@ -1,11 +1,11 @@
-#include "args.h"
+#include "ctl/args.h"
 
-#include "errors.h"
-#include "nerve_version.h"
-#include "cli_parse.h"
-#include "conventions.h"
-#include "run_id.h"
-#include "unit_properties.h"
+#include "base/errors.h"
+#include "generated/nerve_version.h"
+#include "base/cli_parse.h"
+#include "base/conventions.h"
+#include "base/run_id.h"
+#include "base/unit_properties.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -8,7 +8,7 @@
 //   per line ("  --NAME [VALUE]  TEXT").
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <string>
 #include <utility>

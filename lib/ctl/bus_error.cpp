@@ -1,4 +1,4 @@
-#include "bus_error.h"
+#include "ctl/bus_error.h"
 
 #include <cstdio>
 #include <cstdlib>

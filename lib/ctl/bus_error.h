@@ -3,7 +3,7 @@
 // errors (1). A launch whose call failed says that its command was not started (125).
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <string>
 

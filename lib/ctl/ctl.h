@@ -8,7 +8,7 @@
 // After a successful launch, nervectl is the command (exec in place), so its exit code is the command's.
 #pragma once
 
-#include "conventions.h"
+#include "base/conventions.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "exec_command.h"
+#include "ctl/exec_command.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // The last step of every launch: exec the command in place, with the signal handling it expects.
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <string>
 #include <vector>

@@ -1,9 +1,9 @@
-#include "front.h"
+#include "ctl/front.h"
 
-#include "args.h"
-#include "verb_handlers.h"
+#include "ctl/args.h"
+#include "ctl/verb_handlers.h"
 
-#include "companion.h"
+#include "base/companion.h"
 
 #include <unistd.h>
 

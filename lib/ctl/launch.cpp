@@ -1,13 +1,13 @@
 // `nervectl launch RUN -- CMD` (without --wait: supervise.h): Contain this very process (lean_call.h),
 // check it is in the scope, exec CMD in place.
-#include "args.h"
-#include "bus_error.h"
-#include "exec_command.h"
-#include "lean_call.h"
-#include "verb_handlers.h"
+#include "ctl/args.h"
+#include "ctl/bus_error.h"
+#include "ctl/exec_command.h"
+#include "ctl/lean_call.h"
+#include "ctl/verb_handlers.h"
 
-#include "host.h"
-#include "sealing.h"
+#include "base/host.h"
+#include "process/sealing.h"
 
 #include <systemd/sd-bus.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "lean_call.h"
+#include "ctl/lean_call.h"
 
 #include <systemd/sd-bus.h>
 

@@ -5,7 +5,7 @@
 // call costs one round trip after the authentication's, where a connection set up first costs two.
 #pragma once
 
-#include "bus_error.h"
+#include "ctl/bus_error.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "output.h"
+#include "ctl/output.h"
 
 #include <nlohmann/json.hpp>
 
@@ -68,13 +68,5 @@ std::string format_age(std::chrono::seconds age) {
   return std::to_string(s / 86400) + "d";
 }
 
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
-  struct tm tm {};
-  const char* rest = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!rest) return std::nullopt;
-  std::time_t t = ::timegm(&tm);
-  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t);
-}
 
 }  // namespace nerve::ctl

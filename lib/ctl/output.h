@@ -2,7 +2,7 @@
 // tables with columns as wide as their content, colour only on a terminal.
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,8 +39,5 @@ std::string format_table(const std::vector<std::string>& header, const std::vect
 
 // An age as systemctl shows one, in its largest unit: "42s", "5min", "3h", "12d".
 std::string format_age(std::chrono::seconds age);
-
-// Seconds since the epoch of an RFC 3339 UTC time as nerved writes them ("2026-11-30T05:51:28.123Z").
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text);
 
 }  // namespace nerve::ctl

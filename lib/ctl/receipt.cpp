@@ -1,6 +1,6 @@
-#include "receipt.h"
+#include "ctl/receipt.h"
 
-#include "output.h"
+#include "ctl/output.h"
 
 #include <nlohmann/json.hpp>
 

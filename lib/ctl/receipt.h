@@ -3,7 +3,7 @@
 // (null in the receipt) is printed as "n/a", never as 0.
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <nlohmann/json_fwd.hpp>
 

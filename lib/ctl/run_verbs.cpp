@@ -1,9 +1,9 @@
 // The verbs that act on one run, all run by the front (front.h) with one sd-bus call each
 // (lean_call.h): reap and cancel (both print the receipt), freeze, thaw, forget.
-#include "args.h"
-#include "lean_call.h"
-#include "receipt.h"
-#include "verb_handlers.h"
+#include "ctl/args.h"
+#include "ctl/lean_call.h"
+#include "ctl/receipt.h"
+#include "ctl/verb_handlers.h"
 
 #include <systemd/sd-bus.h>
 

@@ -4,7 +4,7 @@
 // Context; nervectl-full runs the same functions when it is called for them.
 #pragma once
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 namespace nerve::ctl {
 

@@ -1,6 +1,6 @@
 // The table of nervectl's verbs: name, summary, options and operands (ctl.cpp says which handler
 // runs each, verb_handlers.h which file holds it).
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 namespace nerve::ctl {
 

@@ -4,8 +4,8 @@
 // is not provably the run's own is signalled, and no scope of a run outlives its final receipt.
 #include "nerved_fixture.h"
 
-#include "host.h"
-#include "sealing.h"
+#include "base/host.h"
+#include "process/sealing.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -195,7 +195,7 @@ class ARecordOfAnotherBoot : public CrashSafety {
 
 // A record of run "forged" that names run "live"'s unit is one nerve never writes (issue 8, item 3):
 // it is refused as corrupt and moved aside before any lookup, so nothing of the live run is touched.
-// (The boot-id rule itself is covered by test_reap_decision.cpp.)
+// (The boot-id rule itself is covered by tests/unit/reap_decision_test.cpp.)
 TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsRefusedAsCorruptAndSignalsNothing) {
   auto pids = launch_with_markers("live", "markers");
   ASSERT_EQ(pids.size(), 4u);

@@ -1,5 +1,5 @@
 // nerved killed at each step of a launch and of a reap (NERVE_FAULT=<step> makes it SIGKILL itself
-// there, see lib/fault.h): the command never runs unless its launch completed, no process of a run
+// there, see lib/run/fault.h): the command never runs unless its launch completed, no process of a run
 // outlives the reap, and the next nerved finishes what the dead one started.
 #include "nerved_fixture.h"
 

@@ -6,7 +6,7 @@
 // that connection's events in a bounded loop of its own (poll on the connection's fd).
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -3,7 +3,7 @@
 // cancel that ends a command which ignores SIGTERM and leaves a pipe holder behind.
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 // set only on a folder nerved made itself.
 #include "hardening_support.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <gmock/gmock.h>
 

@@ -2,7 +2,7 @@
 // contained and recorded, and it never runs when nerved cannot contain it.
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

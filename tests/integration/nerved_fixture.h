@@ -7,7 +7,7 @@
 // nerved, prints the logs when the test failed, and removes the temp folder.
 #pragma once
 
-#include "record.h"
+#include "record/record.h"
 #include "support.h"
 
 #include <gtest/gtest.h>

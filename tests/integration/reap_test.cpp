@@ -2,7 +2,7 @@
 // run's own unit is ever touched.
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

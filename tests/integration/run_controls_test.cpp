@@ -3,7 +3,7 @@
 // a run started from inside another run is reaped with it.
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

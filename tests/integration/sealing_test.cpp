@@ -4,8 +4,8 @@
 // skip with the mount options that decided it.
 #include "nerved_fixture.h"
 
-#include "host.h"
-#include "sealing.h"
+#include "base/host.h"
+#include "process/sealing.h"
 
 #include <fcntl.h>
 #include <csignal>

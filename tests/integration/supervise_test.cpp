@@ -4,7 +4,7 @@
 // never outlives its supervisor, not even a SIGKILLed one.
 #include "nerved_fixture.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 #include "support.h"
 
-#include "host.h"
+#include "base/host.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-// How nerved reaches the user manager (lib/systemd_link.h): its private socket, the session bus, the
+// How nerved reaches the user manager (lib/system/systemd_link.h): its private socket, the session bus, the
 // fall back from one to the other (logged, never silent), and that an idle nerved is not woken by
 // other programs' bus connections and systemd jobs.
 #include "nerved_fixture.h"

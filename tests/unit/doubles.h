@@ -3,10 +3,10 @@
 // real RunStore in a fresh temporary folder into the Deps the operations take.
 #pragma once
 
-#include "deps.h"
+#include "run/deps.h"
 #include "printers.h"
-#include "reap_decision.h"
-#include "run_id.h"
+#include "run/reap_decision.h"
+#include "base/run_id.h"
 #include "temp_dir.h"
 
 #include <gmock/gmock.h>

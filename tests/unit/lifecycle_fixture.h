@@ -5,7 +5,7 @@
 #pragma once
 
 #include "doubles.h"
-#include "lifecycle.h"
+#include "run/lifecycle.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

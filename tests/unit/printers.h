@@ -2,8 +2,8 @@
 // that compares them includes this (directly or through doubles.h), so all agree on the printer.
 #pragma once
 
-#include "reap_decision.h"
-#include "record.h"
+#include "run/reap_decision.h"
+#include "record/record.h"
 
 #include <ostream>
 

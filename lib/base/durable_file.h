@@ -1,0 +1,54 @@
+// Files that survive a crash, read and written relative to a folder fd.
+//
+// write_file_atomic: write a temporary file in the same folder, fdatasync it, rename it over the
+// target, fsync the folder. After it returns, a crash of anyone (this process, the machine) leaves
+// either the old content or the new one, never a mix or nothing. With Sync::Lazy the two syncs are
+// left out: a crash of the process still leaves the old content or the new one (the rename is
+// atomic), but after a crash of the machine the new content may be missing or, on file systems that
+// do not order a rename after the data it names, empty. Every open uses O_NOFOLLOW and is relative to a
+// folder fd, so a symlink planted under the runs folder is never followed. Failures throw FsError,
+// which names the path and the cause (ENOSPC, EROFS, EACCES, ...).
+#pragma once
+
+#include "base/fd.h"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nerve {
+
+class FsError : public std::runtime_error {
+ public:
+  FsError(const std::string& what, const std::string& path, int err);
+  const std::string& path() const { return path_; }
+  int err() const { return err_; }
+
+ private:
+  std::string path_;
+  int err_;
+};
+
+// Durable: on the disk when the write returns. Lazy: atomic, on the disk when the kernel writes it back.
+enum class Sync { Durable, Lazy };
+
+// Opens (and with create, first makes, mode 0700) the folder 'name' in 'dirfd'. A symlink is refused
+// (ELOOP/ENOTDIR). 'shown' is the path used in error messages. 'created' (if given) says whether the
+// folder was made now.
+Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown, bool* created = nullptr);
+
+// Makes every missing folder of the absolute 'path' (mode 0700) and opens it.
+Fd open_dir_path(const std::string& path, bool create);
+
+// Atomically replaces 'name' in 'dirfd' with 'data' (mode 0600), durably unless Sync::Lazy.
+void write_file_atomic(int dirfd, const std::string& name, std::string_view data, const std::string& shown,
+                       Sync sync = Sync::Durable);
+
+// The whole content of 'name' in 'dirfd', or nullopt if it does not exist. Throws FsError otherwise.
+std::optional<std::string> read_file_at(int dirfd, const std::string& name, const std::string& shown);
+
+// Removes 'name' (a file) from 'dirfd' durably; a missing file is not an error.
+void remove_file_at(int dirfd, const std::string& name, const std::string& shown);
+
+}  // namespace nerve

@@ -1,0 +1,38 @@
+// A run's controls (issue 10): its unit properties, its slice and its timeout, as the options of
+// Contain and Launch give them. Everything is checked before anything starts; the record keeps the
+// properties as given ("KEY=VALUE"), the slice and the timeout.
+#pragma once
+
+#include "base/result.h"
+#include "base/unit_properties.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nerve {
+
+inline constexpr const char* kDefaultSlice = "nerve.slice";
+
+struct RunControls {
+  std::vector<std::string> properties;       // "KEY=VALUE", as given
+  std::vector<UnitProperty> unit_properties;  // what they parse to
+  std::string slice;                          // the scope's slice; "" = systemd's default
+  std::uint64_t timeout_usec = 0;             // RuntimeMaxUSec; 0 = none
+};
+
+// A systemd slice name: unit name characters, ending in ".slice", dashes only between parts
+// ("a-b.slice" is b inside a); "-.slice" is the root slice. Error InvalidArgument quoting it.
+Result<void> check_slice_name(std::string_view slice);
+
+// The (KEY, VALUE) pairs of a `properties` option, parsed: error InvalidProperty naming the key.
+Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// The assignment as given ("KEY=VALUE") whose key or bus property systemd's MESSAGE names (the last
+// one given), for an error that quotes what systemd refused; all of them, space separated, when the
+// message names none.
+std::string refused_assignment(const RunControls& controls, std::string_view message);
+
+}  // namespace nerve

@@ -1,0 +1,199 @@
+#include "nerved/daemon.h"
+
+#include "nerved/daemon_options.h"
+#include "system/event_loop.h"
+#include "base/host.h"
+#include "system/journal.h"
+#include "run/lifecycle.h"
+#include "bus/manager_object.h"
+#include "system/owners.h"
+#include "run/process_launcher.h"
+#include "run/pruner.h"
+#include "system/real_cgroups.h"
+#include "system/resource_limits.h"
+#include "bus/run_objects.h"
+#include "record/run_store.h"
+#include "system/systemd.h"
+
+#include <sdbus-c++/sdbus-c++.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+namespace nerve {
+
+namespace {
+
+// "A=1 B=2" as {"A=1", "B=2"}: nerved.conf's default_properties.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// TERM, INT and HUP become events on the loop (they end nerved cleanly; runs keep running).
+Fd signals_as_fd() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return Fd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+std::string why_unavailable(const std::optional<std::string>& cgroup2) {
+  if (cgroup2) return "";
+  return "no cgroup2 hierarchy is mounted on this machine (see /proc/self/mountinfo); nerve needs cgroup v2 to "
+         "contain runs, and starts no command without it";
+}
+
+void log_reconciliation(const std::vector<ReconcileLine>& lines) {
+  std::size_t runs = 0, acted = 0, skipped = 0;
+  for (const auto& l : lines) {
+    if (l.action == ReconcileAction::Skipped && l.run.empty()) {
+      ++skipped;
+      continue;
+    }
+    ++runs;
+    acted += l.action != ReconcileAction::Final;
+  }
+  spdlog::info("startup reconciliation done: {} run(s) looked at, {} needed something, {} folder entries skipped",
+               runs, acted, skipped);
+}
+
+// Everything nerved is made of, built in this order and torn down in the reverse one.
+struct Nerved {
+  explicit Nerved(const DaemonOptions& opt)
+      : store(opt.runs_dir),
+        boot_id(read_boot_id()),
+        cgroup2(cgroup_root()),
+        unavailable(why_unavailable(cgroup2)),
+        bus(sdbus::createSessionBusConnection()),
+        cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
+        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout, .bus = parse_systemd_bus(opt.systemd_bus)}),
+        owners(loop, *bus),
+        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
+                  LifecycleOptions{.retry_first = opt.retry_first}),
+        launcher(loop, lifecycle),
+        object(*bus, loop, lifecycle, launcher, systemd,
+               ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
+        run_objects(*bus, store, launcher, cgroups),
+        pruner(loop, store, lifecycle, opt.keep_finished) {
+    store.set_observer([this](const std::string& run, const StoreChange& c) { run_objects.changed(run, c); });
+    object.on_frozen_changed([this](const std::string& run) { run_objects.frozen_changed(run); });
+    launcher.on_exit([this](const std::string& run, int code, int sig) {
+      object.emitRunExited(run, code, sig, to_string(lifecycle.exit_cause(run)));
+      run_objects.exit_changed(run);
+    });
+    loop.attach_bus(*bus);
+  }
+
+  void stop_on_signals(int sigfd) {
+    loop.watch_fd(sigfd, EPOLLIN, [this, sigfd](std::uint32_t) {
+      signalfd_siginfo si{};
+      while (::read(sigfd, &si, sizeof si) == sizeof si) {
+        spdlog::info("signal {}: stopping; runs keep running and are found again at the next start",
+                     strsignal(static_cast<int>(si.ssi_signo)));
+        loop.stop();
+      }
+    });
+  }
+
+  // Reconciles, owns the bus name, says it is ready, and serves until a signal. The exit code.
+  int serve(int ready_fd) {
+    // Own the name first: a second nerved started by mistake must exit before it touches any record
+    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
+    // unfinished run is queued, so no launch of a run is answered before its record is looked at.
+    try {
+      bus->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+      spdlog::error("cannot own {} on the session bus: {} (is another nerved running?)", kBusName, e.getMessage());
+      return 1;
+    }
+    lifecycle.reconcile([this](std::vector<ReconcileLine> lines) {
+      log_reconciliation(lines);
+      RunStore::trim();  // what reading every record left behind
+      pruner.start();
+    });
+    spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,
+                 cgroup2.value_or("(none)"));
+    systemd.version([](Result<std::string> version) {
+      if (version)
+        spdlog::info("systemd user manager: version {}", *version);
+      else
+        spdlog::error("systemd user manager: unreachable ({})", version.error().message);
+    });
+    if (!unavailable.empty()) spdlog::error("{}", unavailable);
+    if (ready_fd >= 0) {
+      (void)!::write(ready_fd, "READY\n", 6);
+      ::close(ready_fd);
+    }
+    loop.run();
+    bus->releaseName(kBusName);
+    return 0;
+  }
+
+  RunStore store;
+  std::string boot_id;
+  std::optional<std::string> cgroup2;
+  std::string unavailable;
+  std::unique_ptr<sdbus::IConnection> bus;
+  EventLoop loop;
+  RealCgroups cgroups;
+  SdbusSystemd systemd;
+  OwnerWatcher owners;
+  Lifecycle lifecycle;
+  ProcessLauncher launcher;
+  ManagerObject object;
+  RunObjects run_objects;
+  Pruner pruner;
+};
+
+}  // namespace
+
+int daemon_main(int argc, char** argv) {
+  DaemonCommandLine line = parse_daemon_options(std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(line.out.c_str(), stdout);
+  std::fputs(line.err.c_str(), stderr);
+  if (!line.options) return line.exit_code;
+  const DaemonOptions& opt = *line.options;
+  // Under systemd (stderr is the journal stream it gave us) the journal, with fields; else stderr.
+  bool journal = is_journal_stream(STDERR_FILENO, std::getenv("JOURNAL_STREAM"));
+  auto logger = journal ? std::make_shared<spdlog::logger>("nerved", make_journal_sink())
+                        : spdlog::stderr_color_mt("nerved");
+  spdlog::set_default_logger(logger);
+  spdlog::level::level_enum level = spdlog::level::from_str(opt.log_level == "warning" ? "warn" : opt.log_level);
+  bool detailed = level <= spdlog::level::debug;
+  spdlog::set_pattern(detailed ? "nerved[%P] %H:%M:%S.%f: %l: %v" : "nerved[%P]: %l: %v");
+  spdlog::set_level(level);
+  if (!opt.config_file.empty()) spdlog::info("configuration: {}", opt.config_file);
+  spdlog::info("{}", raise_fd_limit());
+
+  try {
+    Fd sigfd = signals_as_fd();
+    Nerved nerved(opt);
+    nerved.stop_on_signals(sigfd.get());
+    return nerved.serve(opt.ready_fd);
+  } catch (const sdbus::Error& e) {
+    spdlog::error("{}: {}", e.getName(), e.getMessage());
+    if (e.getName().find("NoReply") == std::string::npos && std::getenv("DBUS_SESSION_BUS_ADDRESS") == nullptr)
+      spdlog::error("DBUS_SESSION_BUS_ADDRESS is not set: nerved needs a session bus");
+    return 1;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace nerve

@@ -1,0 +1,124 @@
+#include "nerved/daemon_options.h"
+
+#include "base/cli_parse.h"
+#include "nerved/daemon_config.h"
+#include "base/errors.h"
+#include "base/run_controls.h"
+#include "generated/nerve_version.h"
+#include "record/run_store.h"
+#include "base/unit_properties.h"
+
+#include <unistd.h>
+
+
+namespace nerve {
+
+namespace {
+
+const char kDescription[] =
+    "Keeps every run of a workflow in its own systemd user scope and reaps it completely.\n"
+    "Owns org.nerve.Lifecycle1 on the session bus.\n";
+
+std::string version_text() { return "nerved " NERVE_VERSION; }
+
+// "Usage:", the description, then "Options:" with one option per line ("  --NAME [VALUE]  TEXT").
+std::string help_text(const CLI::App* app) {
+  std::string s = "Usage: nerved [OPTIONS]\n\n" + std::string(kDescription) + "\nOptions:\n";
+  for (const CLI::Option* o : app->get_options()) {
+    std::string left = o->get_name(false, true);
+    std::string type = o->get_type_name();  // "FD:NONNEGATIVE": the value's name, then its check
+    if (o->get_type_size() != 0) left += " " + type.substr(0, type.find(':'));
+    s += "  " + left + std::string(left.size() < 22 ? 22 - left.size() : 1, ' ') + o->get_description() + "\n";
+  }
+  return s;
+}
+
+void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms) {
+  app.add_option("--runs-dir", o.runs_dir, "where run records live (default $XDG_STATE_HOME/nerve/runs)")
+      ->type_name("DIR");
+  app.add_option("--ready-fd", o.ready_fd, "write \"READY\\n\" to FD and close it once the bus name is owned")
+      ->type_name("FD")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--config", o.config_file, "read FILE instead of $XDG_CONFIG_HOME/nerve/nerved.conf")
+      ->type_name("FILE");
+  app.add_flag("--verbose", o.verbose, "log debug lines (as --log-level debug)");
+  app.add_option("--log-level", o.log_level, "trace, debug, info (default), warning or error")
+      ->type_name("LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error"}));
+  app.add_option("--systemd-timeout", timeout_ms, "timeout of each query to the user manager (default 5000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1, 600'000));
+  app.add_option("--retry-first", retry_ms, "first delay before a pending reap is tried again (default 1000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1, 600'000));
+  app.add_option("--systemd-bus", o.systemd_bus,
+                 "reach the user manager through the session bus (default), its private socket, or auto (the "
+                 "private socket when it takes the connection); private and auto wait for the manager's "
+                 "handshake when they connect")
+      ->type_name("WAY")
+      ->check(CLI::IsMember({"auto", "private", "session"}));
+  app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")
+      ->type_name("NAME")
+      ->check([](const std::string& s) {
+        auto ok = check_slice_name(s);
+        return ok ? std::string() : ok.error().message;
+      });
+}
+
+DaemonCommandLine usage_error(const std::string& message) {
+  DaemonCommandLine c;
+  c.exit_code = 2;
+  c.err = "nerved: " + message + "\nRun 'nerved --help' for the options.\n";
+  return c;
+}
+
+// Reads the configuration file and takes its values where no flag gave one.
+std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
+  bool named = app.count("--config") != 0;
+  std::string path = named ? o.config_file : default_config_path();
+  auto config = read_daemon_config(path, named);
+  if (!config) return config.error().message;
+  if (config->runs_dir && app.count("--runs-dir") == 0) o.runs_dir = *config->runs_dir;
+  if (config->default_grace_usec) o.default_grace_usec = *config->default_grace_usec;
+  if (config->default_slice && app.count("--default-slice") == 0) o.default_slice = *config->default_slice;
+  if (config->default_properties) o.default_properties = *config->default_properties;
+  if (auto keep = config->keep_finished_usec)  // "infinity" is forever, as 0
+    o.keep_finished = std::chrono::microseconds(*keep == kInfinity ? 0 : static_cast<std::int64_t>(*keep));
+  o.config_file = named || ::access(path.c_str(), F_OK) == 0 ? path : "";
+  return std::nullopt;
+}
+
+}  // namespace
+
+DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
+  DaemonOptions o;
+  int timeout_ms = static_cast<int>(o.systemd_timeout.count());
+  int retry_ms = static_cast<int>(o.retry_first.count());
+  CLI::App app(kDescription, "nerved");
+  app.set_help_flag("-h,--help", "print this help and exit");
+  app.set_version_flag("--version", version_text(), "print the version and exit");
+  app.formatter_fn([](const CLI::App* a, std::string, CLI::AppFormatMode) { return help_text(a); });
+  add_options(app, o, timeout_ms, retry_ms);
+  DaemonCommandLine c;
+  if (auto exit = parse_cli(app, args, version_text())) {
+    if (exit->code != 0) return usage_error(exit->message);
+    c.out = exit->out;
+    return c;
+  }
+  if (auto bad = apply_config(app, o)) {
+    DaemonCommandLine e;
+    e.exit_code = 2;
+    e.err = "nerved: " + *bad + "\n";
+    return e;
+  }
+  if (o.verbose && app.count("--log-level") == 0) o.log_level = "debug";
+  if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
+  if (o.runs_dir.front() != '/')
+    return usage_error("--runs-dir must be an absolute path, not " + quote_value(o.runs_dir));
+  o.systemd_timeout = std::chrono::milliseconds(timeout_ms);
+  o.retry_first = std::chrono::milliseconds(retry_ms);
+  c.options = o;
+  return c;
+}
+
+}  // namespace nerve

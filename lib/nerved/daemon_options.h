@@ -1,0 +1,47 @@
+// nerved's command line (parsed with CLI11): what `nerved --help` lists, checked before anything starts.
+#pragma once
+
+#include "base/conventions.h"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+struct DaemonOptions {
+  std::string runs_dir;  // absolute; default $XDG_STATE_HOME/nerve/runs
+  int ready_fd = -1;     // write "READY\n" to it once the bus name is owned
+  bool verbose = false;
+  std::string log_level = "info";  // trace, debug, info, warning, error (--verbose: debug)
+  // The configuration file that was read (daemon_config.h); empty when there was none.
+  std::string config_file;
+  // From the configuration file (flags win where there is one).
+  std::uint64_t default_grace_usec = kDefaultGraceUsec;  // grace of a reap when the call gives none
+  std::string default_properties;                  // "KEY=VALUE ...", checked by parse_unit_property
+  // How long a reaped run's record is kept before it is forgotten automatically; 0: forever.
+  std::chrono::microseconds keep_finished = std::chrono::hours(24 * 7);
+  // Timeout of each query to the user manager (default 5 s); tests that stop the manager shorten it.
+  std::chrono::milliseconds systemd_timeout{5000};
+  // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).
+  std::chrono::milliseconds retry_first{1000};
+  // How nerved reaches the systemd user manager (systemd_link.h): "auto" (its private socket when it
+  // takes the connection, else the session bus), "private" or "session".
+  std::string systemd_bus = "session";  // see --systemd-bus: private/auto can wait on a stopped manager
+  // The slice of a run that names none (run_controls.h).
+  std::string default_slice = "nerve.slice";
+};
+
+struct DaemonCommandLine {
+  std::optional<DaemonOptions> options;  // set when nerved is to run
+  int exit_code = 0;                     // otherwise: 0 after --help or --version, 2 on a usage error
+  std::string out;                       // for stdout (help, version)
+  std::string err;                       // for stderr (the usage error and the usage)
+};
+
+// ARGS is argv without the program name.
+DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args);
+
+}  // namespace nerve

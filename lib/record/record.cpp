@@ -1,0 +1,283 @@
+#include "record/record.h"
+
+#include "base/errors.h"
+#include "base/timestamps.h"
+#include "base/run_id.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <type_traits>
+
+namespace nerve {
+
+using nlohmann::json;
+
+std::string to_string(RunState s) {
+  switch (s) {
+    case RunState::Launching: return "launching";
+    case RunState::Running: return "running";
+    case RunState::Failed: return "failed";
+    case RunState::Reaping: return "reaping";
+    case RunState::Reaped: return "reaped";
+  }
+  return "unknown";
+}
+
+std::optional<RunState> run_state_from(std::string_view s) {
+  for (auto st : {RunState::Launching, RunState::Running, RunState::Failed, RunState::Reaping,
+                  RunState::Reaped})
+    if (to_string(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string to_string(OwnerKind k) {
+  switch (k) {
+    case OwnerKind::None: return "none";
+    case OwnerKind::Process: return "process";
+    case OwnerKind::Bus: return "bus";
+  }
+  return "none";
+}
+
+std::optional<OwnerKind> owner_kind_from(std::string_view s) {
+  for (auto k : {OwnerKind::None, OwnerKind::Process, OwnerKind::Bus})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+std::string to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Complete: return "complete";
+    case Outcome::NoScope: return "no_scope";
+    case Outcome::Refused: return "refused";
+    case Outcome::PendingRetry: return "pending_retry";
+  }
+  return "unknown";
+}
+
+std::optional<Outcome> outcome_from(std::string_view s) {
+  for (auto o : {Outcome::Complete, Outcome::NoScope, Outcome::Refused, Outcome::PendingRetry})
+    if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+std::string to_string(Cause c) {
+  switch (c) {
+    case Cause::Exited: return "exited";
+    case Cause::Cancelled: return "cancelled";
+    case Cause::Timeout: return "timeout";
+    case Cause::Oom: return "oom";
+    case Cause::OwnerGone: return "owner_gone";
+    case Cause::Relaunched: return "relaunched";
+    case Cause::Reconciled: return "reconciled";
+    case Cause::Reaped: return "reaped";
+  }
+  return "unknown";
+}
+
+std::optional<Cause> cause_from(std::string_view s) {
+  for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
+                 Cause::Reconciled, Cause::Reaped})
+    if (to_string(c) == s) return c;
+  return std::nullopt;
+}
+
+std::string to_json_text(const Record& r) {
+  json j = {{"version", r.version},
+            {"run", r.run},
+            {"attempt", r.attempt},
+            {"unit", r.unit},
+            {"nonce", r.nonce},
+            {"boot_id", r.boot_id},
+            {"invocation_id", r.invocation_id},
+            {"cgroup", r.cgroup},
+            {"cgroup_id", r.cgroup_id},
+            {"state", to_string(r.state)},
+            {"leader_pid", r.leader_pid},
+            {"leader_start_time", r.leader_start_time},
+            {"reap_on_exit", r.reap_on_exit},
+            {"grace_usec", r.grace_usec},
+            {"keep", r.keep},
+            {"owner", {{"kind", to_string(r.owner.kind)}, {"pid", r.owner.pid}, {"start_time", r.owner.start_time}, {"name", r.owner.name}}},
+            {"properties", r.properties},
+            {"slice", r.slice},
+            {"timeout_usec", r.timeout_usec},
+            {"parent", r.parent},
+            {"created_at", r.created_at},
+            {"updated_at", r.updated_at}};
+  return j.dump(2) + "\n";
+}
+
+std::string to_json_text(const Receipt& r) {
+  json j = {{"version", r.version},
+            {"run", r.run},
+            {"attempt", r.attempt},
+            {"unit", r.unit},
+            {"invocation_id", r.invocation_id},
+            {"outcome", to_string(r.outcome)},
+            {"error", r.error},
+            {"killed", r.killed},
+            {"duration_usec", r.duration_usec},
+            {"reaped_at", r.reaped_at},
+            {"cause", r.cause ? json(to_string(*r.cause)) : json(nullptr)},
+            {"usage", r.usage ? json(*r.usage) : json(nullptr)},
+            {"usage_final", r.usage_final}};
+  return j.dump(2) + "\n";
+}
+
+namespace {
+json parse_versioned(const std::string& text, const char* what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw RecordCorrupt(std::string(what) + " is not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw RecordCorrupt(std::string(what) + " is not a JSON object");
+  if (!j.contains("version") || !j["version"].is_number_integer())
+    throw RecordCorrupt(std::string(what) + " has no version");
+  if (j["version"].get<int>() != kRecordVersion)
+    throw RecordCorrupt(std::string(what) + " has unknown version " + j["version"].dump());
+  return j;
+}
+
+template <typename T>
+T field(const json& j, const char* name, const char* what) {
+  try {
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      // nlohmann would turn -1 into a huge unsigned number; a negative count or id is corrupt.
+      if (!j.at(name).is_number_unsigned()) throw RecordCorrupt(std::string(what) + " has a negative or non-integer '" + name + "'");
+    }
+    return j.at(name).get<T>();
+  } catch (const json::exception&) {
+    throw RecordCorrupt(std::string(what) + " lacks a valid '" + name + "'");
+  }
+}
+// Fields added after version 1 was first written: absent in older records, which still read.
+void read_run_controls(const json& j, Record& r) {
+  const char* what = "lifecycle.json";
+  if (j.contains("properties")) r.properties = field<std::vector<std::string>>(j, "properties", what);
+  if (j.contains("slice")) r.slice = field<std::string>(j, "slice", what);
+  if (j.contains("timeout_usec")) r.timeout_usec = field<std::uint64_t>(j, "timeout_usec", what);
+  if (j.contains("parent")) r.parent = field<std::string>(j, "parent", what);
+  if (j.contains("leader_start_time")) r.leader_start_time = field<std::uint64_t>(j, "leader_start_time", what);
+  if (j.contains("reap_on_exit")) r.reap_on_exit = field<bool>(j, "reap_on_exit", what);
+}
+}  // namespace
+
+namespace {
+bool is_hex(std::string_view s, std::size_t size) {
+  return s.size() == size && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// An absolute path of plain segments: no empty, '.' or '..' segment, no control characters.
+bool plain_absolute_path(std::string_view p) {
+  if (p.size() < 2 || p.front() != '/' || p.back() == '/') return false;
+  for (char c : p)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  std::size_t start = 1;
+  while (start <= p.size()) {
+    auto end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    auto seg = p.substr(start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+[[noreturn]] void never_written(const char* field, const std::string& value, const char* rule) {
+  throw RecordCorrupt(std::string("lifecycle.json has a ") + field + " nerve would never write: " + quote_value(value) +
+                      " (" + rule + ")");
+}
+}  // namespace
+
+void check_record_fields(const Record& r) {
+  if (auto why = run_id_problem(r.run)) never_written("run", r.run, why->c_str());
+  if (!is_hex(r.nonce, 16)) never_written("nonce", r.nonce, "16 hex digits");
+  if (r.unit != scope_unit_name(r.run, r.nonce)) never_written("unit", r.unit, "nerve-<run>-<nonce>.scope");
+  if (!r.boot_id.empty() && !is_hex(r.boot_id, 32)) never_written("boot_id", r.boot_id, "32 hex digits");
+  if (!r.invocation_id.empty() && !is_hex(r.invocation_id, 32))
+    never_written("invocation_id", r.invocation_id, "32 hex digits");
+  if (!r.cgroup.empty() && !plain_absolute_path(r.cgroup))
+    never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
+  if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
+  const Owner& o = r.owner;
+  bool bad = o.kind == OwnerKind::Process ? o.pid <= 0 : o.kind == OwnerKind::Bus && (o.name.empty() || o.name.front() != ':');
+  if (bad) never_written("owner", to_string(o.kind) + " " + std::to_string(o.pid) + " " + o.name, "a process (pid > 0), a unique bus name, or none");
+}
+
+Record parse_record(const std::string& text) {
+  const char* what = "lifecycle.json";
+  json j = parse_versioned(text, what);
+  Record r;
+  r.run = field<std::string>(j, "run", what);
+  r.attempt = field<unsigned>(j, "attempt", what);
+  r.unit = field<std::string>(j, "unit", what);
+  r.nonce = field<std::string>(j, "nonce", what);
+  r.boot_id = field<std::string>(j, "boot_id", what);
+  r.invocation_id = field<std::string>(j, "invocation_id", what);
+  r.cgroup = field<std::string>(j, "cgroup", what);
+  r.cgroup_id = field<std::uint64_t>(j, "cgroup_id", what);
+  auto st = run_state_from(field<std::string>(j, "state", what));
+  if (!st) throw RecordCorrupt("lifecycle.json has an unknown state " + j["state"].dump());
+  r.state = *st;
+  r.leader_pid = field<int>(j, "leader_pid", what);
+  r.grace_usec = field<std::uint64_t>(j, "grace_usec", what);
+  r.keep = field<bool>(j, "keep", what);
+  const json owner = j.value("owner", json::object());
+  auto kind = owner_kind_from(owner.value("kind", "none"));
+  if (!kind) throw RecordCorrupt("lifecycle.json has an unknown owner kind " + owner["kind"].dump());
+  r.owner.kind = *kind;
+  r.owner.pid = owner.value("pid", 0);
+  r.owner.start_time = owner.value("start_time", std::uint64_t{0});
+  r.owner.name = owner.value("name", "");
+  read_run_controls(j, r);
+  r.created_at = j.value("created_at", "");
+  r.updated_at = j.value("updated_at", "");
+  check_record_fields(r);
+  return r;
+}
+
+Receipt parse_receipt(const std::string& text) {
+  const char* what = "receipt.json";
+  json j = parse_versioned(text, what);
+  Receipt r;
+  r.run = field<std::string>(j, "run", what);
+  r.attempt = field<unsigned>(j, "attempt", what);
+  r.unit = field<std::string>(j, "unit", what);
+  r.invocation_id = field<std::string>(j, "invocation_id", what);
+  auto o = outcome_from(field<std::string>(j, "outcome", what));
+  if (!o) throw RecordCorrupt("receipt.json has an unknown outcome " + j["outcome"].dump());
+  r.outcome = *o;
+  r.error = field<std::string>(j, "error", what);
+  r.killed = j.value("killed", false);
+  r.duration_usec = j.value("duration_usec", std::uint64_t{0});
+  r.reaped_at = j.value("reaped_at", "");
+  // Receipts of the first version have no cause and no usage: both stay absent.
+  if (j.contains("cause") && !j["cause"].is_null()) {
+    auto c = j["cause"].is_string() ? cause_from(j["cause"].get<std::string>()) : std::nullopt;
+    if (!c) throw RecordCorrupt("receipt.json has an unknown cause " + j["cause"].dump());
+    r.cause = *c;
+  }
+  if (j.contains("usage") && j["usage"].is_object()) {
+    try {
+      r.usage = j["usage"].get<Usage>();
+    } catch (const json::exception& e) {
+      throw RecordCorrupt(std::string("receipt.json has an invalid usage: ") + e.what());
+    }
+  }
+  r.usage_final = j.value("usage_final", false);
+  return r;
+}
+
+std::optional<std::chrono::system_clock::time_point> deadline(const Record& record) {
+  if (record.timeout_usec == 0) return std::nullopt;
+  auto created = parse_rfc3339(record.created_at);
+  if (!created) return std::nullopt;
+  return *created + std::chrono::microseconds(record.timeout_usec);
+}
+
+}  // namespace nerve

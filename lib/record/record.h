@@ -1,0 +1,118 @@
+// lifecycle.json and receipt.json: what nerved keeps on disk for each run.
+//
+// The record (lifecycle.json) is the run's life: written as an intent (state "launching") before the
+// scope is asked for, completed (state "running": invocation id, cgroup, cgroup id) before the command
+// may exec, fenced (state "reaping") when a reap starts, and closed (state "reaped") when a final
+// receipt is written. The receipt (receipt.json) is the reap's outcome. docs/records.md describes both.
+#pragma once
+
+#include "base/usage.h"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+inline constexpr int kRecordVersion = 1;
+
+enum class RunState { Launching, Running, Failed, Reaping, Reaped };
+std::string to_string(RunState s);
+std::optional<RunState> run_state_from(std::string_view s);
+
+// A run whose state is Reaping or Reaped is final: no new attempt may start.
+inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
+
+// Who owns a run (owners.h): a process (pid + start_time), a bus connection (a unique bus name), or
+// nobody known. In lifecycle.json as "process", "bus" or "none".
+enum class OwnerKind { None, Process, Bus };
+std::string to_string(OwnerKind k);
+std::optional<OwnerKind> owner_kind_from(std::string_view s);
+
+struct Owner {
+  OwnerKind kind = OwnerKind::None;
+  int pid = 0;
+  std::uint64_t start_time = 0;  // field 22 of /proc/PID/stat, clock ticks since boot
+  std::string name;              // for "bus": the owner's unique connection name, e.g. ":1.42"
+};
+
+struct Record {
+  int version = kRecordVersion;
+  std::string run;
+  unsigned attempt = 1;
+  std::string unit;
+  std::string nonce;
+  std::string boot_id;
+  std::string invocation_id;  // 32 hex digits once running
+  std::string cgroup;         // ControlGroup, relative to the cgroup2 root
+  std::uint64_t cgroup_id = 0;  // inode number of the cgroup folder
+  RunState state = RunState::Launching;
+  int leader_pid = 0;  // the pid that was contained (and then exec'd the command)
+  std::uint64_t leader_start_time = 0;  // its start time (as Owner::start_time); 0 in records before it was kept
+  bool reap_on_exit = false;  // a Launch'd run reaped when its command ends, also after a restart of nerved
+  std::uint64_t grace_usec = 0;
+  bool keep = false;
+  Owner owner;
+  std::vector<std::string> properties;  // the unit properties as given, "KEY=VALUE" (unit_properties.h)
+  std::string slice;                    // the slice the scope was put into; "" in records before it was kept
+  std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope, and nerve's own deadline (deadlines.h): the run
+                                        // is ended (cause timeout) at created_at + this; 0 = none
+  std::string parent;                   // the run this run was started inside (nested run); "" = none
+  std::string created_at;  // RFC 3339, UTC
+  std::string updated_at;
+};
+
+enum class Outcome { Complete, NoScope, Refused, PendingRetry };
+std::string to_string(Outcome o);
+std::optional<Outcome> outcome_from(std::string_view s);
+// complete, no_scope and refused are final: nothing more will be done for the run.
+inline bool is_final(Outcome o) { return o != Outcome::PendingRetry; }
+
+// Why a run ended, in receipt.json as "cause" (docs/records.md): the path that started its final reap.
+// Oom replaces Exited and OwnerGone when the usage snapshot counts an OOM kill; Timeout replaces
+// Exited, OwnerGone and Reaped once the run's deadline (created_at + timeout_usec) has passed.
+enum class Cause { Exited, Cancelled, Timeout, Oom, OwnerGone, Relaunched, Reconciled, Reaped };
+std::string to_string(Cause c);
+std::optional<Cause> cause_from(std::string_view s);
+
+struct Receipt {
+  int version = kRecordVersion;
+  std::string run;
+  unsigned attempt = 0;
+  std::string unit;
+  std::string invocation_id;
+  Outcome outcome = Outcome::PendingRetry;
+  std::string error;          // empty for complete; the reason otherwise
+  bool killed = false;        // processes were left after the grace and were SIGKILLed
+  std::uint64_t duration_usec = 0;
+  std::string reaped_at;
+  std::optional<Cause> cause;  // absent in receipts written before causes existed
+  std::optional<Usage> usage;  // the last snapshot of the cgroup's accounting files, if one was read
+  bool usage_final = false;    // that snapshot was read after the cgroup had emptied
+};
+
+class RecordCorrupt : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string to_json_text(const Record& r);
+std::string to_json_text(const Receipt& r);
+// Throw RecordCorrupt for text that is not JSON, lacks a field, has an unknown version, or (records)
+// holds a value nerve would never write (check_record_fields).
+Record parse_record(const std::string& text);
+// Throws RecordCorrupt unless every field has the shape nerve writes: the unit is
+// nerve-<run>-<nonce>.scope with a 16-hex nonce, boot and invocation ids (once known) are 32 hex
+// digits, the cgroup (once known) is an absolute path without empty, '.' or '..' parts, the owner is a
+// process (pid > 0), a unique bus name (":...") or none.
+void check_record_fields(const Record& r);
+Receipt parse_receipt(const std::string& text);
+
+// When the run's timeout falls due: created_at + timeout_usec; nullopt without a timeout (or a
+// created_at that cannot be read).
+std::optional<std::chrono::system_clock::time_point> deadline(const Record& record);
+
+}  // namespace nerve

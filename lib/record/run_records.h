@@ -1,0 +1,43 @@
+// A run's files as the lifecycle reads and moves them: loads that answer with named errors, and the
+// one record transition (state, updated_at, durable save). The rules for states and write order are
+// in record.h and docs/records.md; RunStore (run_store.h) is the file layer below.
+#pragma once
+
+#include "record/record.h"
+#include "base/result.h"
+#include "record/run_store.h"
+
+#include <optional>
+#include <string>
+
+namespace nerve {
+
+class RunRecords {
+ public:
+  explicit RunRecords(RunStore& store) : store_(store) {}
+  RunStore& store() const { return store_; }
+
+  // The record of 'run', nullopt when it has none. An unreadable record is RecordFailed, quoting the
+  // run and the cause; the error's name stays store_error::Corrupt in 'corrupt' when asked.
+  Result<std::optional<Record>> load(const std::string& run, bool* corrupt = nullptr) const;
+  // As load; no record is NoSuchRun.
+  Result<Record> load_existing(const std::string& run) const;
+  // The run's receipt when it is readable and final, else nullopt (an unreadable one is logged).
+  std::optional<Receipt> final_receipt(const std::string& run) const;
+
+  // How the record of state 'to' is written: durably for launching and reaping, lazily otherwise.
+  static Sync sync_for(RunState to);
+
+  // Moves 'record' to state 'to': sets the state and updated_at and saves it (sync_for). On failure the
+  // record in memory has the new state, the file the old one, and the error (RecordFailed) names the
+  // state and the cause; the caller logs it once, where it handles it.
+  Result<void> transition(Record& record, RunState to) const;
+
+  // NoSuchRun for 'run': "no run 'r1' (no record under <runs-dir>/r1)".
+  Error no_such_run(const std::string& run) const;
+
+ private:
+  RunStore& store_;
+};
+
+}  // namespace nerve

@@ -1,0 +1,83 @@
+// One attempt of a run: put the caller's process into a new transient scope, then say it may exec.
+//
+// Write order (each step durable before the next):
+//   1. intent record: state "launching", attempt, unit name with its nonce, boot id, owner;
+//   2. StartTransientUnit(PIDs=[pid], KillMode=control-group, TimeoutStopUSec=grace), wait for the
+//      job's JobRemoved with result "done";
+//   3. read InvocationID, ControlGroup and ActiveState; check the pid's "0::" line in /proc/PID/cgroup
+//      is that cgroup and the unit is active (systemd can silently move a pid, issue 26925, and a
+//      scope can briefly go inactive, issue 36781); read the cgroup id;
+//   4. running record: invocation id, cgroup, cgroup id, state "running";
+//   5. reply. Only now does the caller exec its command.
+// If any step fails the caller gets a named error and does not exec, and the record says "failed".
+#pragma once
+
+#include "run/deps.h"
+#include "record/record.h"
+#include "base/result.h"
+#include "record/run_records.h"
+#include "base/run_controls.h"
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+struct ContainRequest {
+  std::string run;
+  pid_t pid = 0;
+  std::uint64_t grace_usec = 0;
+  bool keep = false;
+  Owner owner;
+  RunControls controls;  // properties, slice, timeout (run_controls.h)
+  std::string parent;    // the run the caller is inside (nested run, set by Lifecycle); "" = none
+  pid_t caller_pid = 0;  // whose cgroup tells the parent run (Launch: the engine); 0 = pid
+  bool reap_on_exit = false;  // Launch'd with reap_on_exit: kept in the record (issue 8 item 8)
+};
+
+struct ContainReply {
+  std::string unit;
+  std::string invocation_id;
+  std::string cgroup;
+  unsigned attempt = 0;
+};
+
+class ContainOp : public std::enable_shared_from_this<ContainOp> {
+ public:
+  static void start(Deps& deps, ContainRequest req, unsigned attempt, Done<ContainReply> done);
+  ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<ContainReply> done);
+
+ private:
+  void begin();
+  void on_started(const Result<void>& job);
+  void ask_lookup();
+  void on_lookup(const Result<UnitState>& lookup);
+  // The membership and identity checks of step 3: the cgroup's id when all hold, else what is wrong.
+  Result<std::uint64_t> check(const UnitState& unit);
+  void fail(const char* name, std::string message);
+  bool refused_property(const Error& e) const;
+  // The run's property (or slice) systemd's refusal MESSAGE names, as given; all of them when it names none.
+  std::string refused_properties(const std::string& message) const;
+  Result<void> save(RunState state);
+
+  Deps& deps_;
+  RunRecords records_;
+  ContainRequest req_;
+  Record record_;
+  Done<ContainReply> done_;
+  bool intent_saved_ = false;
+  // ContainOp's own deadline for the start job (kStartJobTimeout), whatever the Systemd below does:
+  // on expiry ScopeFailed, and a late end of the job is ignored (issue 8 item 13).
+  TimerId job_deadline_ = 0;
+  bool job_expired_ = false;
+  // The scope's lookup after its start job, asked again when it times out (a manager busy with
+  // thousands of units; the scope itself is fine): kScopeLookupTries in all.
+  int lookups_left_ = kScopeLookupTries;
+};
+
+}  // namespace nerve

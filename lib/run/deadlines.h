@@ -1,0 +1,33 @@
+// Timeouts: a run whose record has a timeout (Record::timeout_usec) is ended at created_at + timeout
+// by a final reap with cause timeout (final_reap.h), with the run's grace, whole tree included. The
+// timer is armed when an attempt is running, and again from the record when nerved starts (a
+// deadline already passed fires at once). systemd's RuntimeMaxSec on the scope is the backstop while
+// nerved is down; a run it ended first is still reaped with cause timeout (FinalReaps).
+#pragma once
+
+#include "system/event_loop.h"
+#include "record/record.h"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace nerve {
+
+class Deadlines {
+ public:
+  // 'expire' asks for the timeout reap of a run (through its queue).
+  Deadlines(Timers& timers, std::function<void(const std::string& run)> expire)
+      : timers_(timers), expire_(std::move(expire)) {}
+
+  // (Re)arms the run's timer from 'record'; without a timeout, only disarms it.
+  void arm(const Record& record);
+  void disarm(const std::string& run);
+
+ private:
+  Timers& timers_;
+  std::function<void(const std::string& run)> expire_;
+  std::map<std::string, TimerId> armed_;
+};
+
+}  // namespace nerve

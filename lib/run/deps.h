@@ -1,0 +1,26 @@
+// What the lifecycle operations need from the outside world, in one bundle. Each member is an
+// interface (or the run store) so unit tests can replace systemd, the cgroup tree and the clock.
+#pragma once
+
+#include "system/cgroups.h"
+#include "system/event_loop.h"
+#include "system/owners.h"
+#include "record/run_store.h"
+#include "system/systemd.h"
+
+#include <string>
+
+namespace nerve {
+
+struct Deps {
+  Systemd& systemd;
+  Cgroups& cgroups;
+  Timers& timers;
+  RunStore& store;
+  OwnerWatch& owners;
+  std::string boot_id;
+  // Why containment cannot work on this machine (e.g. no cgroup2), or "". Contain then refuses.
+  std::string unavailable;
+};
+
+}  // namespace nerve

@@ -1,0 +1,241 @@
+#include "system/real_cgroups.h"
+
+#include "base/durable_file.h"
+#include "base/host.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace nerve {
+
+namespace {
+std::string join(const std::string& root, const std::string& path) {
+  if (path.empty() || path == "/") return root;
+  return root + (path.front() == '/' ? "" : "/") + path;
+}
+
+void collect_pids(int dirfd, const std::string& shown, std::vector<pid_t>& out, int depth) {
+  if (depth > 64) return;
+  try {
+    if (auto procs = read_file_at(dirfd, "cgroup.procs", shown + "/cgroup.procs")) {
+      std::istringstream in(*procs);
+      pid_t p;
+      while (in >> p) out.push_back(p);
+    }
+  } catch (const FsError&) {
+    return;  // removed while we read it
+  }
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return;
+  }
+  while (auto* e = ::readdir(d)) {
+    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+    int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) continue;
+    Fd owned(sub);
+    collect_pids(sub, shown + "/" + e->d_name, out, depth + 1);
+  }
+  ::closedir(d);
+}
+
+// A cgroup folder opened once and then used only through its fd.
+class CgroupDir {
+ public:
+  // Opens root + path. nullopt if the folder does not exist; throws FsError on other errors.
+  static std::optional<CgroupDir> open(const std::string& root, const std::string& path) {
+    std::string full = join(root, path);
+    int fd = ::open(full.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return std::nullopt;
+      throw FsError("cannot open cgroup", full, errno);
+    }
+    Fd owned(fd);
+    struct stat st {};
+    if (::fstat(fd, &st) < 0) throw FsError("cannot stat cgroup", full, errno);
+    return CgroupDir(std::move(owned), st.st_ino, full);
+  }
+
+  std::uint64_t id() const { return id_; }
+
+  // A folder removed meanwhile reads as not populated (a cgroup folder can only be removed when empty).
+  bool populated() const { return event_is_one("populated"); }
+  bool frozen() const { return event_is_one("frozen"); }
+
+ private:
+  bool event_is_one(const std::string& wanted) const {
+    std::optional<std::string> text;
+    try {
+      text = read_file_at(fd_.get(), "cgroup.events", shown_ + "/cgroup.events");
+    } catch (const FsError& e) {
+      if (e.err() == ENODEV || e.err() == ENOENT) return false;  // removed: it was empty
+      throw;
+    }
+    if (!text) return false;
+    std::istringstream in(*text);
+    std::string key, value;
+    while (in >> key >> value)
+      if (key == wanted) return value == "1";
+    return false;
+  }
+
+ public:
+  std::vector<pid_t> pids() const {
+    std::vector<pid_t> out;
+    collect_pids(fd_.get(), shown_, out, 0);
+    return out;
+  }
+
+  // Writes "1" to cgroup.kill: SIGKILL to every process below, atomically.
+  bool kill() const { return write_one("cgroup.kill", "1"); }
+  // Writes "0" to cgroup.freeze: the cgroup (and what is below it) is thawed.
+  bool thaw() const { return write_one("cgroup.freeze", "0"); }
+  Usage usage() const { return read_usage(fd_.get()); }
+
+ private:
+  bool write_one(const char* file, const char* value) const {
+    int fd = ::openat(fd_.get(), file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    Fd owned(fd);
+    return ::write(fd, value, 1) == 1;
+  }
+
+  CgroupDir(Fd fd, std::uint64_t id, std::string shown) : fd_(std::move(fd)), id_(id), shown_(std::move(shown)) {}
+  Fd fd_;
+  std::uint64_t id_ = 0;
+  std::string shown_;  // the path, for error messages
+};
+}  // namespace
+
+RealCgroups::RealCgroups(std::string root, EventLoop& loop)
+    : root_(std::move(root)),
+      loop_(loop),
+      inotify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)),
+      primer_(MigrationPrimer::enabled() ? MigrationPrimer::open_own_procs(root_) : Fd()) {
+  if (!inotify_) throw std::system_error(errno, std::generic_category(), "inotify_init1");
+  loop_.watch_fd(inotify_.get(), EPOLLIN, [this](std::uint32_t) { on_inotify(); });
+}
+
+RealCgroups::~RealCgroups() { loop_.unwatch_fd(inotify_.get()); }
+
+std::optional<std::uint64_t> RealCgroups::id(const std::string& cgroup) {
+  struct stat st {};
+  if (::stat(join(root_, cgroup).c_str(), &st) < 0) return std::nullopt;
+  return st.st_ino;
+}
+
+Result<bool> RealCgroups::populated(const std::string& cgroup) {
+  try {
+    auto dir = CgroupDir::open(root_, cgroup);
+    return dir && dir->populated();
+  } catch (const FsError& e) {
+    return Error{"nerve.Cgroup.Unreadable", e.what()};
+  }
+}
+
+std::vector<pid_t> RealCgroups::pids(const std::string& cgroup) {
+  try {
+    auto dir = CgroupDir::open(root_, cgroup);
+    return dir ? dir->pids() : std::vector<pid_t>{};
+  } catch (const FsError&) {
+    return {};
+  }
+}
+
+namespace {
+// Runs 'fn' on the folder of 'cgroup' once its id is checked to be 'expected_id'; nullopt if gone,
+// replaced or unreadable.
+template <typename Fn>
+auto with_checked_dir(const std::string& root, const std::string& cgroup, std::uint64_t expected_id, Fn fn)
+    -> std::optional<decltype(fn(std::declval<const CgroupDir&>()))> {
+  try {
+    auto dir = CgroupDir::open(root, cgroup);
+    if (!dir || expected_id == 0 || dir->id() != expected_id) return std::nullopt;
+    return fn(*dir);
+  } catch (const FsError&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+bool RealCgroups::kill_if(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.kill(); }).value_or(false);
+}
+
+bool RealCgroups::thaw_if(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.thaw(); }).value_or(false);
+}
+
+bool RealCgroups::frozen(const std::string& cgroup) {
+  try {
+    auto dir = CgroupDir::open(root_, cgroup);
+    return dir && dir->frozen();
+  } catch (const FsError&) {
+    return false;
+  }
+}
+
+std::optional<Usage> RealCgroups::usage(const std::string& cgroup, std::uint64_t expected_id) {
+  return with_checked_dir(root_, cgroup, expected_id, [](const CgroupDir& d) { return d.usage(); });
+}
+
+int RealCgroups::watch(const std::string& cgroup, std::function<void()> changed) {
+  std::string file = join(root_, cgroup) + "/cgroup.events";
+  int wd = ::inotify_add_watch(inotify_.get(), file.c_str(), IN_MODIFY | IN_DELETE_SELF);
+  if (wd < 0) return -1;
+  watches_[wd] = std::move(changed);
+  return wd;
+}
+
+void RealCgroups::unwatch(int handle) {
+  if (handle < 0) return;
+  if (watches_.erase(handle)) ::inotify_rm_watch(inotify_.get(), handle);
+}
+
+std::optional<std::string> RealCgroups::member_of(pid_t pid) { return proc_cgroup(pid); }
+std::optional<std::uint64_t> RealCgroups::start_time(pid_t pid) { return proc_start_time(pid); }
+
+void RealCgroups::on_inotify() {
+  alignas(inotify_event) char buf[4096];
+  std::vector<int> fired;
+  for (;;) {
+    ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<inotify_event*>(p);
+      fired.push_back(ev->wd);
+      if (ev->mask & IN_IGNORED) fired.push_back(-ev->wd - 1);  // mark: the kernel dropped it
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+  for (int wd : fired) {
+    if (wd < 0) {
+      // The watch is gone with its folder; call once more so the owner sees the removal.
+      int real = -wd - 1;
+      auto it = watches_.find(real);
+      if (it == watches_.end()) continue;
+      auto fn = std::move(it->second);
+      watches_.erase(it);
+      fn();
+      continue;
+    }
+    auto it = watches_.find(wd);
+    if (it == watches_.end()) continue;
+    auto fn = it->second;  // the callback may unwatch itself
+    fn();
+  }
+}
+
+}  // namespace nerve

@@ -1,0 +1,46 @@
+// Cgroups (cgroups.h) on the kernel's cgroup2 tree: folders opened as fds, cgroup.events watched
+// with one inotify fd on nerved's event loop.
+#pragma once
+
+#include "system/cgroups.h"
+#include "system/event_loop.h"
+#include "base/fd.h"
+#include "system/migration_primer.h"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace nerve {
+
+class RealCgroups : public Cgroups {
+ public:
+  // 'root': where the cgroup2 hierarchy is mounted (cgroup_root(), host.h). Throws std::system_error when
+  // inotify cannot be set up.
+  RealCgroups(std::string root, EventLoop& loop);
+  ~RealCgroups() override;
+
+  std::optional<std::uint64_t> id(const std::string& cgroup) override;
+  Result<bool> populated(const std::string& cgroup) override;
+  std::vector<pid_t> pids(const std::string& cgroup) override;
+  bool kill_if(const std::string& cgroup, std::uint64_t expected_id) override;
+  std::optional<Usage> usage(const std::string& cgroup, std::uint64_t expected_id) override;
+  bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) override;
+  bool frozen(const std::string& cgroup) override;
+  int watch(const std::string& cgroup, std::function<void()> changed) override;
+  void unwatch(int handle) override;
+  std::optional<std::string> member_of(pid_t pid) override;
+  std::optional<std::uint64_t> start_time(pid_t pid) override;
+  void prime_migration() override { primer_.prime(); }
+
+ private:
+  void on_inotify();
+
+  std::string root_;
+  EventLoop& loop_;
+  Fd inotify_;
+  std::unordered_map<int, std::function<void()>> watches_;
+  MigrationPrimer primer_;
+};
+
+}  // namespace nerve

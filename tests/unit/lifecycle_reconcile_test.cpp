@@ -1,0 +1,168 @@
+// Lifecycle acting on its own: reaps when an owner goes, retries of pending reaps, reconciliation at
+// startup, and forget.
+#include "lifecycle_fixture.h"
+
+#include "base/errors.h"
+
+
+#include <filesystem>
+#include <fstream>
+
+using namespace nerve;
+using namespace std::chrono_literals;
+using ::testing::_;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::Invoke;
+using ::testing::IsEmpty;
+using ::testing::Return;
+
+namespace {
+
+class ALifecycleOnItsOwn : public test::LifecycleTest {
+ protected:
+  std::vector<ReconcileLine> reconcile() {
+    std::optional<std::vector<ReconcileLine>> lines;
+    lifecycle.reconcile([&](auto l) { lines = std::move(l); });
+    timers.advance(Clock::duration::zero());  // the runs are looked at on the loop's next turns
+    EXPECT_TRUE(lines) << "reconcile has not finished";
+    return lines.value_or(std::vector<ReconcileLine>{});
+  }
+  // A record as a previous nerved left it, with a scope that is still there.
+  Record left_running(const std::string& run) {
+    Record r = test::running_record(run);
+    r.owner = {OwnerKind::Process, 99, 12345, ""};
+    test::save(store, r);
+    units[r.unit] = *test::found(r);
+    populated[r.cgroup] = true;
+    cgroup_ids[r.cgroup] = r.cgroup_id;
+    return r;
+  }
+};
+
+auto Line(const std::string& run, const std::string& action) {
+  return ::testing::AllOf(Field(&ReconcileLine::run, run),
+                          ::testing::ResultOf([](const ReconcileLine& l) { return to_string(l.action); }, action));
+}
+
+}  // namespace
+
+TEST_F(ALifecycleOnItsOwn, ReapsARunWhenItsOwnerIsGone) {
+  std::function<void()> owner_gone;
+  EXPECT_CALL(owners, watch("r1", _, _)).WillOnce(Invoke([&](auto&, auto&, auto gone) { owner_gone = gone; }));
+  const std::string unit = contained("r1").reply->unit;
+  ASSERT_TRUE(owner_gone);
+  owner_gone();
+  EXPECT_THAT(events, ElementsAre("start " + unit, "stop " + unit));
+  EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
+}
+
+TEST_F(ALifecycleOnItsOwn, DoesNotWatchTheOwnerOfARunLaunchedToBeKept) {
+  EXPECT_CALL(owners, watch).Times(0);
+  contained("r1", true);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}
+
+TEST_F(ALifecycleOnItsOwn, DoesNotWatchAnUnknownOwner) {
+  EXPECT_CALL(owners, watch).Times(0);
+  auto req = request("r1");
+  req.owner = {OwnerKind::None, 0, 0, ""};
+  lifecycle.contain(req, [](Result<ContainReply>) {});
+  start_job_ends();
+  EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}
+
+TEST_F(ALifecycleOnItsOwn, KeepsAPendingReapFencedAndRetriesItASecondLater) {
+  contained("r1");
+  stop_empties = false;
+  auto& result = reap("r1");
+  timers.advance(kGrace + kKillWait);
+  ASSERT_TRUE(result.receipt);
+  EXPECT_EQ(result.receipt->outcome, Outcome::PendingRetry);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Reaping);
+  stop_empties = true;
+  timers.advance(kRetryFirst);
+  EXPECT_EQ(test::load_receipt(store, "r1")->outcome, Outcome::Complete);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
+}
+
+TEST_F(ALifecycleOnItsOwn, ReconcilesARunningRecordWhoseOwnerIsGoneByReapingIt) {
+  const Record r = left_running("r1");
+  EXPECT_CALL(owners, alive(Field(&Owner::pid, 99))).WillRepeatedly(Return(false));
+  EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "reaped")));
+  EXPECT_THAT(events, ElementsAre("stop " + r.unit));
+  EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
+}
+
+TEST_F(ALifecycleOnItsOwn, AdoptsARunningRecordWhoseOwnerIsAlive) {
+  left_running("r1");
+  EXPECT_CALL(owners, alive(Field(&Owner::pid, 99))).WillRepeatedly(Return(true));
+  EXPECT_CALL(owners, watch("r1", Field(&Owner::pid, 99), _));
+  EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "adopted")));
+  EXPECT_THAT(events, IsEmpty());
+  EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}
+
+// Issue 8 item 9: a long pass never holds the loop: the runs are looked at a few per turn, and not
+// before the call returns (so nerved answers calls first), each run's slot taken at once.
+TEST_F(ALifecycleOnItsOwn, LooksAtAFewRunsPerTurnOfTheLoopWithEveryRunsSlotTakenAtOnce) {
+  for (int i = 0; i < 40; ++i) left_running("r" + std::to_string(i));
+  int looked_at = 0;
+  ON_CALL(owners, alive).WillByDefault(Invoke([&](const Owner&) {
+    ++looked_at;
+    return true;
+  }));
+  std::optional<std::vector<ReconcileLine>> lines;
+  lifecycle.reconcile([&](auto l) { lines = std::move(l); });
+  EXPECT_EQ(looked_at, 0) << "runs were looked at before the loop could serve a call";
+  int after_first_turn = -1;
+  timers.add_timer(Clock::duration::zero(), [&] { after_first_turn = looked_at; });
+  timers.advance(Clock::duration::zero());
+  EXPECT_GT(after_first_turn, 0);
+  EXPECT_LT(after_first_turn, 40);
+  ASSERT_TRUE(lines);
+  EXPECT_EQ(lines->size(), 40u);
+}
+
+TEST_F(ALifecycleOnItsOwn, ReapsARecordOfAnotherBootWithoutAskingSystemdEvenIfItsOwnerSeemsAlive) {
+  Record r = left_running("r1");
+  r.boot_id = "ffffffffffffffffffffffffffffffff";
+  test::save(store, r);
+  ON_CALL(owners, alive).WillByDefault(Return(true));
+  EXPECT_CALL(systemd, lookup).Times(0);
+  EXPECT_CALL(systemd, kill_unit).Times(0);
+  EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "reaped")));
+  EXPECT_EQ(test::load_receipt(store, "r1")->outcome, Outcome::NoScope);
+}
+
+TEST_F(ALifecycleOnItsOwn, LeavesAReapedRunAsItIs) {
+  contained("r1");
+  reap("r1");
+  events.clear();
+  EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "final")));
+  EXPECT_THAT(events, IsEmpty());
+}
+
+TEST_F(ALifecycleOnItsOwn, QuarantinesAnUnreadableRecordWhileReconciling) {
+  std::filesystem::create_directory(store.run_path("r1"));
+  std::ofstream(store.run_path("r1") + "/lifecycle.json") << "not json";
+  EXPECT_THAT(reconcile(), ElementsAre(Line("r1", "quarantined")));
+  EXPECT_EQ(test::load(store, "r1"), std::nullopt);
+}
+
+TEST_F(ALifecycleOnItsOwn, ForgetsAReapedRunSoItsIdCanBeUsedAgain) {
+  contained("r1");
+  reap("r1");
+  ASSERT_TRUE(lifecycle.forget("r1"));
+  EXPECT_THAT(store.runs().value(), IsEmpty());
+  EXPECT_EQ(contained("r1").reply->attempt, 1u);
+}
+
+TEST_F(ALifecycleOnItsOwn, RefusesToForgetARunThatIsNotReaped) {
+  contained("r1");
+  auto forgotten = lifecycle.forget("r1");
+  ASSERT_FALSE(forgotten);
+  EXPECT_EQ(forgotten.error().name, error::RunNotFinished);
+  EXPECT_EQ(state_on_disk("r1"), RunState::Running);
+}

@@ -1,0 +1,118 @@
+#include "run/run_queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace nerve;
+using ::testing::ElementsAre;
+
+namespace {
+
+// Submits ops that note their start and keep their release function for the test to call.
+class ARunQueue : public ::testing::Test {
+ protected:
+  RunQueue queue;
+  std::vector<std::string> started;
+  std::map<std::string, std::function<void()>> release;
+
+  void submit(const std::string& run, const std::string& op) {
+    queue.submit(run, [this, op](std::function<void()> done) {
+      started.push_back(op);
+      release[op] = std::move(done);
+    });
+  }
+};
+
+}  // namespace
+
+TEST_F(ARunQueue, StartsTheFirstOpOfARunAtOnce) {
+  submit("r1", "a");
+  EXPECT_THAT(started, ElementsAre("a"));
+  EXPECT_TRUE(queue.busy("r1"));
+}
+
+TEST_F(ARunQueue, RunsTheOpsOfOneRunOneAtATimeInOrder) {
+  submit("r1", "a");
+  submit("r1", "b");
+  submit("r1", "c");
+  EXPECT_THAT(started, ElementsAre("a"));
+  release["a"]();
+  EXPECT_THAT(started, ElementsAre("a", "b"));
+  release["b"]();
+  EXPECT_THAT(started, ElementsAre("a", "b", "c"));
+}
+
+TEST_F(ARunQueue, RunsTheOpsOfDifferentRunsIndependently) {
+  submit("r1", "a");
+  submit("r2", "b");
+  EXPECT_THAT(started, ElementsAre("a", "b"));
+  release["b"]();
+  EXPECT_TRUE(queue.busy("r1"));
+  EXPECT_FALSE(queue.busy("r2"));
+}
+
+TEST_F(ARunQueue, IgnoresASecondReleaseOfTheSameOp) {
+  submit("r1", "a");
+  submit("r1", "b");
+  submit("r1", "c");
+  release["a"]();
+  release["a"]();
+  EXPECT_THAT(started, ElementsAre("a", "b"));
+  EXPECT_TRUE(queue.busy("r1"));
+}
+
+TEST_F(ARunQueue, IgnoresAReleaseThatComesAfterTheRunWasIdleAndBusyAgain) {
+  submit("r1", "a");
+  release["a"]();
+  submit("r1", "b");
+  submit("r1", "c");
+  release["a"]();
+  EXPECT_THAT(started, ElementsAre("a", "b"));
+}
+
+TEST_F(ARunQueue, IsIdleOnceEveryOpIsReleased) {
+  submit("r1", "a");
+  submit("r1", "b");
+  release["a"]();
+  release["b"]();
+  EXPECT_FALSE(queue.busy("r1"));
+}
+
+TEST_F(ARunQueue, StartsTheNextOpAtOnceWhenAnOpReleasesWhileItRuns) {
+  std::vector<std::string> order;
+  queue.submit("r1", [&](std::function<void()> done) {
+    order.push_back("a");
+    done();
+  });
+  queue.submit("r1", [&](std::function<void()> done) {
+    order.push_back("b");
+    done();
+  });
+  EXPECT_THAT(order, ElementsAre("a", "b"));
+  EXPECT_FALSE(queue.busy("r1"));
+}
+
+TEST_F(ARunQueue, ReleasesASerialOpsSlotBeforeItPassesItsAnswerOn) {
+  std::vector<std::string> order;
+  std::function<void(int)> finish;
+  queue.serial<int>("r1", [&](std::function<void(int)> f) { finish = std::move(f); },
+                    [&](int answer) { order.push_back("answer " + std::to_string(answer) + (queue.busy("r1") ? " busy" : " idle")); });
+  EXPECT_TRUE(queue.busy("r1"));
+  finish(7);
+  EXPECT_THAT(order, ElementsAre("answer 7 idle"));
+}
+
+TEST_F(ARunQueue, ReleasesASerialOpsSlotWhenTheOpDropsItsFinishUncalled) {
+  queue.serial<int>("r1", [](std::function<void(int)>) {}, [](int) { FAIL() << "no answer was given"; });
+  submit("r1", "next");
+  EXPECT_THAT(started, ElementsAre("next"));
+}
+
+TEST_F(ARunQueue, IgnoresAReleaseAfterTheQueueIsGone) {
+  std::function<void()> late;
+  {
+    RunQueue gone;
+    gone.submit("r1", [&](std::function<void()> release) { late = std::move(release); });
+  }
+  late();  // must not touch the destroyed queue
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds nerve into build/ (or $NERVE_BUILD_DIR): build/daemon/nerved, build/client/nervectl.
+# Usage: scripts/build.sh [TARGET...]: only those targets (and what they need); none: everything.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NERVE_BUILD_DIR:-$top/build}
@@ -9,4 +10,6 @@ werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
-cmake --build "$build" -j"$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$(nproc)" "${targets[@]}"

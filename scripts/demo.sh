@@ -5,5 +5,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
-"$top/scripts/build.sh"
+# Only the programs the demo runs (nervectl brings nervectl-full, nerved brings nerve-held): the
+# tests are built by scripts/test.sh.
+"$top/scripts/build.sh" nerved nervectl
 exec "$top/tests/harness/with-user-manager.sh" -- "$top/scripts/demo-run.sh" "${NERVE_BUILD_DIR:-$top/build}"

@@ -1,4 +1,4 @@
-// Issue 8, items 2, 10, 11 and item 13's relative PATH: launches and relaunches. A reap meant for an
+// Launches and relaunches. A reap meant for an
 // earlier attempt never reaches a later one; a refused Launch leaves the finished run as it was; a
 // `launch --wait` cancelled before its exec ends at once; PATH entries are relative to the command's cwd.
 #include "hardening_support.h"

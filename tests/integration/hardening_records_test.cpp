@@ -1,4 +1,4 @@
-// Issue 8, items 3 and 4: records nerve would never write, and files where a record should be. No
+// Records nerve would never write, and files where a record should be. No
 // such file ends nerved or blocks its loop: a query answers a named error quoting the run, a reap or
 // the startup reconciliation moves the record aside (quarantine), and every other call is served.
 #include "hardening_support.h"

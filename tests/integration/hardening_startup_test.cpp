@@ -1,4 +1,4 @@
-// Issue 8, items 5 and 9, and item 13's --runs-dir: how nerved starts. A second nerved started by
+// How nerved starts. A second nerved started by
 // mistake touches nothing; the bus name is owned before any run is reaped; the runs folder's mode is
 // set only on a folder nerved made itself.
 #include "hardening_support.h"

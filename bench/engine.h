@@ -1,4 +1,4 @@
-// An engine as issue 9 means it: a resident client of nerved's bus API (Launch, Reap, Cancel,
+// An engine: a resident client of nerved's bus API (Launch, Reap, Cancel,
 // Forget) on its own connection. The runs it launches are owned by that connection.
 #pragma once
 

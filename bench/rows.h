@@ -1,4 +1,4 @@
-// The rows of the benchmark's table: what each measures, against what, and issue 9's target.
+// The rows of the benchmark's table: what each measures, against what, and its target.
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@ struct RowDef {
   const char* what;
   const char* unit;
   const char* reference;  // comparison rows: the reference contender; growth rows: what 0/1x/10x are
-  const char* target;     // issue 9's target, for the reader; the benchmark never judges
+  const char* target;     // the row's target, for the reader; the benchmark never judges
   std::vector<const char*> columns;  // regimes or concurrencies (comparison rows)
   bool growth = false;
 };

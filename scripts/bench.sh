@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of issue 9: nerve against systemd-run, systemctl and a raw sdbus-c++ client, measured
+# The benchmark: nerve against systemd-run, systemctl and a raw sdbus-c++ client, measured
 # in one run inside a private user manager (tests/harness/with-user-manager.sh). Figures, never
 # pass/fail. docs/performance.md explains the rows and keeps the latest table.
 #

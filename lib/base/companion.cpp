@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdlib>
 
-// The libexec folder relative to the bin folder, from the install directories (lib/CMakeLists.txt).
+// The libexec folder relative to the bin folder, from the install directories (lib/base/CMakeLists.txt).
 #ifndef NERVE_LIBEXEC_RELATIVE
 #define NERVE_LIBEXEC_RELATIVE "../libexec/nerve"
 #endif

@@ -20,7 +20,7 @@ inline constexpr std::chrono::milliseconds kSystemdJobCallTimeout{10'000};
 inline constexpr std::chrono::milliseconds kStartJobTimeout{30'000};
 // GetRun's live part waits at most kLiveStateDeadline for systemd's lookup of the unit; then, and at
 // once while systemd is late (a lookup missed it and has not been answered since), it answers from the
-// cgroup tree (live_lookup.h; issue 8 item 6: a stalled manager never delays a query).
+// cgroup tree (live_lookup.h: a stalled manager never delays a query).
 inline constexpr std::chrono::milliseconds kLiveStateDeadline{20};
 
 // Final reaps that run at once (their calls to systemd in flight); the others wait their turn in

@@ -1,4 +1,4 @@
-// A run's controls (issue 10): its unit properties, its slice and its timeout, as the options of
+// A run's controls: its unit properties, its slice and its timeout, as the options of
 // Contain and Launch give them. Everything is checked before anything starts; the record keeps the
 // properties as given ("KEY=VALUE"), the slice and the timeout.
 #pragma once

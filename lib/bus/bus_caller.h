@@ -3,7 +3,7 @@
 // getCredsPid() make one such call each and read /proc/PID/status besides (sd-bus's augmentation):
 // two synchronous round trips and about thirty reads per Launch or Contain.
 //
-// BusCallers keeps the answer per unique name (issue 9): a unique name (":1.42") is never given to
+// BusCallers keeps the answer per unique name: a unique name (":1.42") is never given to
 // another connection while the bus runs, and the uid and pid of a connection are those of the
 // socket's peer when it connected, so they cannot change. An engine's second and later calls then
 // cost no round trip to dbus-daemon (a synchronous one, which stalls nerved's one thread). A

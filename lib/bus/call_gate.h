@@ -1,4 +1,4 @@
-// One client cannot starve the others (issue 8 item 6). Every method call of org.nerve.Lifecycle1
+// One client cannot starve the others. Every method call of org.nerve.Lifecycle1
 // holds a ticket of its client (its bus sender) from its arrival until its reply: a client may have
 // at most `limit` calls in flight, and a call beyond that is answered at once with
 // Error.LimitExceeded. Work that is only queued (the read-only queries) is served in turns, one call

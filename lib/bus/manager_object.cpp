@@ -87,7 +87,7 @@ void check_caller_uid(uid_t uid) {
 }
 
 // In a handler's catch (...): a named bus error passes; any other exception becomes Error.Internal,
-// naming the method, instead of leaving sdbus-c++ or the event loop to deal with it (issue 8 item 3).
+// naming the method, instead of leaving sdbus-c++ or the event loop to deal with it.
 [[noreturn]] void rethrow_named(const char* method) {
   try {
     throw;

@@ -2,7 +2,7 @@
 // manager object is their org.freedesktop.DBus.ObjectManager: GetManagedObjects lists them, and each
 // object emits InterfacesAdded when it appears and InterfacesRemoved when its run is forgotten.
 //
-// The objects cost nothing per run (issue 9): one sd-bus fallback vtable answers for every path below
+// The objects cost no memory per run: one sd-bus fallback vtable answers for every path below
 // /org/nerve/Lifecycle1/run, a node enumerator lists the runs, and property values come from the run
 // store's memory (run_store.h), never from a file. (sdbus-c++ 1.2 registers one object, with its own
 // vtables, per path: about 4 KB a run.) A run has an object while its record is in the store's

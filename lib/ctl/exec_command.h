@@ -8,7 +8,7 @@
 
 namespace nerve::ctl {
 
-// The command's own view of its run (issue 10 item 7): NERVE_RUN, NERVE_RUN_ATTEMPT, INVOCATION_ID in
+// The command's own view of its run: NERVE_RUN, NERVE_RUN_ATTEMPT, INVOCATION_ID in
 // this process's environment, from Contain's reply, before the exec.
 void set_run_environment(const std::string& run, unsigned attempt, const std::string& invocation_id);
 

@@ -112,8 +112,8 @@ struct Nerved {
 
   // Reconciles, owns the bus name, says it is ready, and serves until a signal. The exit code.
   int serve(int ready_fd) {
-    // Own the name first: a second nerved started by mistake must exit before it touches any record
-    // (issue 8, item 5). Calls that arrive now wait on the bus until the loop runs, and by then every
+    // Own the name first: a second nerved started by mistake must exit before it touches any record.
+    // Calls that arrive now wait on the bus until the loop runs, and by then every
     // unfinished run is queued, so no launch of a run is answered before its record is looked at.
     try {
       bus->requestName(kBusName);

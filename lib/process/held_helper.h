@@ -1,5 +1,5 @@
-// nerve-held: the small program a Launch's held child runs until its release (issue 9: the launched
-// child is not a fork of the whole daemon). nerved starts it with posix_spawn (a vfork-style clone:
+// nerve-held: the small program a Launch's held child runs until its release (so that a launch
+// never forks the whole daemon). nerved starts it with posix_spawn (a vfork-style clone:
 // no copy of the daemon's page tables, however big the daemon is) in a new session, with default
 // signal handling, an empty signal mask and the command's stdio; the helper then keeps the held-child
 // protocol of held_child.h in a small address space of its own: chdir, wait for the word, take the

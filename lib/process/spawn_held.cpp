@@ -18,7 +18,7 @@ namespace nerve {
 
 namespace {
 
-// The names of the run's own variables (issue 10 item 7), given to the child with its release.
+// The variables that tell the command its own run, given to the child with its release.
 constexpr const char* kRunEnvNames[] = {"NERVE_RUN=", "NERVE_RUN_ATTEMPT=", "INVOCATION_ID="};
 
 bool is_run_env(const std::string& entry) {

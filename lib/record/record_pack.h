@@ -1,4 +1,4 @@
-// A record packed for keeping in memory (issue 9): every record nerved holds is kept as one short
+// A record packed for keeping in memory: every record nerved holds is kept as one short
 // byte string instead of a Record with a dozen heap strings, so 10,000 finished runs cost about
 // 150 bytes each. Strings that many records share (boot id, slice, the cgroup's folder) are kept
 // once in a StringPool; the unit is left out when it is the one its run and nonce name, and the

@@ -30,7 +30,7 @@ RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
   bool existed = ::stat(path_.c_str(), &before) == 0;
   dir_ = open_dir_path(path_, true);
   // The mode is set only on a folder nerved made: --runs-dir may point (through a symlink too) at a
-  // folder that is not nerved's to change (issue 8, item 13). One of another user is refused.
+  // folder that is not nerved's to change. One of another user is refused.
   struct stat st {};
   if (::fstat(dir_.get(), &st) < 0) throw FsError("cannot stat folder", path_, errno);
   if (st.st_uid != ::geteuid()) throw FsError("refusing a runs folder owned by uid " + std::to_string(st.st_uid) + ":", path_, EPERM);

@@ -5,7 +5,7 @@
 // Folders are 0700 and files 0600; writes are atomic, and durable unless Sync::Lazy (durable_file.h;
 // which writes are lazy and why: docs/records.md, "Write order").
 //
-// In memory (issue 9): every record the store read or wrote is kept, packed (record_pack.h), and
+// In memory: every record the store read or wrote is kept, packed (record_pack.h), and
 // served from memory from then on, so queries, run objects and list never read a file again. The
 // memory is the disk as nerved last read or wrote it: a run not in memory (a folder made behind
 // nerved's back) is read from the disk when asked for, and drop_memory() forgets everything (the

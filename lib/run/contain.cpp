@@ -48,7 +48,7 @@ Result<void> ContainOp::save(RunState state) {
 void ContainOp::begin() {
   if (!is_valid_unit_name(record_.unit))
     return fail(error::InvalidRunId, "run id " + quote_value(req_.run) + " does not make a valid unit name");
-  // The pid and its start time name the process to contain (issue 8 item 13): check() makes sure the
+  // The pid and its start time name the process to contain: check() makes sure the
   // process in the scope is still that one, not a later one given the same pid.
   if (!record_.leader_start_time)
     return fail(error::ScopeFailed, "process " + std::to_string(req_.pid) + " to contain in run " +

@@ -5,8 +5,8 @@
 //   2. StartTransientUnit(PIDs=[pid], KillMode=control-group, TimeoutStopUSec=grace), wait for the
 //      job's JobRemoved with result "done";
 //   3. read InvocationID, ControlGroup and ActiveState; check the pid's "0::" line in /proc/PID/cgroup
-//      is that cgroup and the unit is active (systemd can silently move a pid, issue 26925, and a
-//      scope can briefly go inactive, issue 36781); read the cgroup id;
+//      is that cgroup and the unit is active (systemd can silently move a pid, systemd/systemd#26925,
+//      and a scope can briefly go inactive, systemd/systemd#36781); read the cgroup id;
 //   4. running record: invocation id, cgroup, cgroup id, state "running";
 //   5. reply. Only now does the caller exec its command.
 // If any step fails the caller gets a named error and does not exec, and the record says "failed".
@@ -37,7 +37,7 @@ struct ContainRequest {
   RunControls controls;  // properties, slice, timeout (run_controls.h)
   std::string parent;    // the run the caller is inside (nested run, set by Lifecycle); "" = none
   pid_t caller_pid = 0;  // whose cgroup tells the parent run (Launch: the engine); 0 = pid
-  bool reap_on_exit = false;  // Launch'd with reap_on_exit: kept in the record (issue 8 item 8)
+  bool reap_on_exit = false;  // Launch'd with reap_on_exit: kept in the record, for after a restart
 };
 
 struct ContainReply {
@@ -72,7 +72,7 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   Done<ContainReply> done_;
   bool intent_saved_ = false;
   // ContainOp's own deadline for the start job (kStartJobTimeout), whatever the Systemd below does:
-  // on expiry ScopeFailed, and a late end of the job is ignored (issue 8 item 13).
+  // on expiry ScopeFailed, and a late end of the job is ignored (a stalled manager may never end it).
   TimerId job_deadline_ = 0;
   bool job_expired_ = false;
   // The scope's lookup after its start job, asked again when it times out (a manager busy with

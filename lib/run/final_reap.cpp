@@ -81,7 +81,7 @@ void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec,
       return done(*earlier);
     }
   } else {
-    // Asked before the fence is written, so that systemd answers while nerved writes (issue 9); the
+    // Asked before the fence is written, so that systemd answers while nerved writes; the
     // decision it feeds is taken after the fence, before any signal.
     ahead = LookupAhead::ask(deps_, record);
     if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {

@@ -76,7 +76,7 @@ class FinalReaps {
   };
   std::map<std::string, Retry> retries_;
   // Receipts of runs reaped while the disk refused them (the fence, then the receipt): written by the
-  // retry as soon as the disk takes them, without reaping again (docs/records.md, issue 8 item 7).
+  // retry as soon as the disk takes them, without reaping again (docs/records.md).
   std::map<std::string, Receipt> unrecorded_;
 };
 

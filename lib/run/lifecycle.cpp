@@ -107,7 +107,7 @@ void Lifecycle::reap_in_background(const std::string& run, const std::string& wh
   final_reap_of(run, attempt, 0, 0, cause, [this, run, why, cause](Result<Receipt> r, bool moot) {
     if (r || moot || r.error().name == error::NoSuchRun) return;
     spdlog::error("run {}: {} failed: {}", run, why, r.error().message);
-    reaps_.retry_later(run, cause);  // e.g. out of fds: the run must still end (issue 8 item 1)
+    reaps_.retry_later(run, cause);  // e.g. out of fds: the run must still end
   });
 }
 

@@ -49,15 +49,15 @@ class Lifecycle {
     final_reap(run, signal, grace_usec, Cause::Cancelled, std::move(done));
   }
   // final_reap of attempt 'attempt' only: Error Superseded, nothing done, when the run is at another
-  // attempt at its turn (a relaunch came between; issue 8 item 2, ReapAttempt).
+  // attempt at its turn (a relaunch came between; ReapAttempt).
   void final_reap_attempt(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec, Cause cause,
                           Done<Receipt> done);
   // The final reap of 'run', its children first (nested_runs.h).
   void final_reap(const std::string& run, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done);
   // A final reap nobody waits for (owner gone, retry, reap on exit, timeout); a failure is logged with
-  // 'why' and, unless the run is unknown, tried again later (issue 8 item 1). With 'attempt' (not 0),
+  // 'why' and, unless the run is unknown, tried again later. With 'attempt' (not 0),
   // the reap is moot (logged, nothing done) when the record is at another attempt at its turn: a
-  // relaunch came between (issue 8 item 2).
+  // relaunch came between.
   void reap_in_background(const std::string& run, const std::string& why, Cause cause, unsigned attempt = 0);
   // Why the run ended or is ending, as RunExited tells it: the cause of its final reap in progress,
   // else of its final receipt, else timeout past its deadline, else exited.
@@ -71,7 +71,7 @@ class Lifecycle {
   // Attempt 'attempt' of a run, whose command never started (launches.h); moot at another attempt.
   // 'done' gets true when the run had become final meanwhile (a Cancel or Reap won the race).
   void abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done);
-  // RunFinished when the run is final: Launch refuses it before forking anything (issue 8 item 10).
+  // RunFinished when the run is final: Launch refuses it before forking anything.
   Result<void> may_launch(const std::string& run);
   // Removes a final run's files, so its id can be used again.
   Result<void> forget(const std::string& run);

@@ -1,4 +1,4 @@
-// Nested runs (issue 10 item 8; docs/records.md): a Contain or Launch made from inside another live
+// Nested runs (docs/records.md): a Contain or Launch made from inside another live
 // run's scope starts a child of that run. The child gets its own sibling scope; the record's
 // "parent" names the run it was started in. Reaping a parent reaps its live children first (depth
 // first, each with its own receipt), and a run whose parent is final is refused, so a process cannot

@@ -39,7 +39,7 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 }
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
-  // A final run is refused before anything is forked: its exit status stays (issue 8 item 10).
+  // A final run is refused before anything is forked: its exit status stays.
   if (auto allowed = lifecycle_.may_launch(req.run); !allowed) return done(allowed.error());
   auto c = std::make_shared<Child>();
   try {
@@ -70,7 +70,7 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
   if (!reply) {
     // Never contained, so it must never exec: closing 'go' makes it exit; SIGKILL makes sure.
     c->held.go.reset();
-    // By its pidfd: the child may have been collected already, and its pid reused (issue 8, item 13).
+    // By its pidfd: the child may have been collected already, and its pid reused.
     ::syscall(SYS_pidfd_send_signal, c->held.pidfd.get(), SIGKILL, nullptr, 0);
     c->phase = Phase::StartFailed;  // on_child_exit only collects it
     return c->reply(reply.error());  // unless it died first and on_child_exit already answered
@@ -119,7 +119,7 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
   auto reply = [c, why](bool final) {
     // A Cancel or Reap that won the race made the run final: it cannot be launched again, so this is
-    // not ExecFailed ("launch it again") but RunFinished (issue 8 item 12).
+    // not ExecFailed ("launch it again") but RunFinished.
     if (final)
       return c->reply(Error{error::RunFinished, "run " + quote_value(c->req.run) +
                                                     " was reaped while its command was starting; the command did "

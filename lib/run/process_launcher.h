@@ -53,7 +53,7 @@ class ProcessLauncher {
   // A running Launch'd run with reap_on_exit found in its record by a reconciliation (after a restart
   // of nerved, the command is no longer nerved's child): its command (leader pid + start time) is
   // watched by a pidfd again, and when it ends, or if it already has, RunExited says the exit status
-  // is unknown (exit_code -1, signal 0) and the run is reaped on exit (issue 8 item 8).
+  // is unknown (exit_code -1, signal 0) and the run is reaped on exit, as without the restart.
   void adopt(const Record& record);
   // -1 while running or unknown; the exit code; or 128 + the signal.
   int exit_status(const std::string& run) const;

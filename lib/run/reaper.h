@@ -78,7 +78,7 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   // A callback that calls 'fn' on this op unless it has finished; it keeps the op alive.
   std::function<void()> guarded(void (ReapOp::*fn)());
   // Runs 'fn'; an exception in it (e.g. out of fds for a cgroup watch) ends the reap pending_retry,
-  // naming 'step', instead of escaping into the event loop with the reap never answered (issue 8 item 3).
+  // naming 'step', instead of escaping into the event loop with the reap never answered.
   void shielded(const char* step, const std::function<void()>& fn);
 
   Deps& deps_;

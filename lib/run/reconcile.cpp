@@ -57,7 +57,7 @@ void Reconciler::pass(std::function<void(std::vector<ReconcileLine>)> done) {
   };
   for (const auto& run : ids) {
     // Every run's slot is taken now (a launch of it waits for its line), but the work is paced:
-    // one run per turn of the loop, which serves calls in between (issue 8 item 9).
+    // one run per turn of the loop, which serves calls in between.
     queue_.serial<ReconcileLine>(
         run, [this, run](std::function<void(ReconcileLine)> finish) { paced([this, run, finish] { one(run, finish); }); },
         [pass, finish_one](ReconcileLine line) {

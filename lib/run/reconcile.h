@@ -1,7 +1,7 @@
 // Reconciliation: every record without a final receipt is looked at once, idempotently, at startup
 // and on `nervectl reconcile`, each within its run's slot (runs are queued at once, so no launch of a
 // run is answered before its line). The runs are looked at one per turn of the event loop, never
-// all at once: nerved answers calls while a long pass goes on (issue 8 item 9).
+// all at once: nerved answers calls while a long pass goes on.
 //
 // For each run, in order: unreadable record: quarantined (quarantine.h); reaped: final; reaping: its
 // reap is finished; another boot: reaped (no_scope, nothing signalled); owner gone (and not kept):
@@ -46,7 +46,7 @@ class Reconciler {
   // One pass over every run; 'done' gets its lines once every run's line is in.
   void pass(std::function<void(std::vector<ReconcileLine>)> done);
   // Called with each running record that has reap_on_exit (a Launch'd run): its command is watched
-  // again by whoever launches commands (process_launcher.h; issue 8 item 8).
+  // again by whoever launches commands (process_launcher.h), so it is still reaped on exit.
   void on_launched_run(std::function<void(const Record&)> fn) { launched_ = std::move(fn); }
 
  private:
@@ -58,7 +58,7 @@ class Reconciler {
   // With the run's slot held.
   void one(const std::string& run, std::function<void(ReconcileLine)> done, Clock::duration delay = {});
   // A run whose record could not be read for a passing reason (e.g. out of fds) is reconciled again
-  // after 'delay' (doubling up to kRetryMax while it stays unreadable; issue 8 item 1).
+  // after 'delay' (doubling up to kRetryMax while it stays unreadable).
   void again_later(const std::string& run, Clock::duration delay);
   void unfinished(Record record, std::function<void(ReconcileLine)> done);
   void reap(Record record, std::string why, std::function<void(ReconcileLine)> done);

@@ -42,7 +42,7 @@ void add_unit_state(const Record& record, const Result<UnitState>& l, json& live
   live["ours"] = !record.invocation_id.empty() && l->invocation_id == record.invocation_id;
 }
 
-// Without systemd's answer, what the kernel can tell (issue 8 item 6): systemd makes a scope's cgroup
+// Without systemd's answer, what the kernel can tell: systemd makes a scope's cgroup
 // when the unit starts and removes it when it stops, so the recorded cgroup with the recorded id
 // means the unit of that invocation is loaded and ours (another id: a later unit of the same name),
 // and populated means it is active; gone means no unit of that invocation is. The unit's state is

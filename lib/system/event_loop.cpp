@@ -78,7 +78,7 @@ void EventLoop::cancel_timer(TimerId id) {
 void EventLoop::process_bus() {
   // By index: a message's handler may attach another bus (appended), never detach one.
   // Messages for at most kBusBudget per turn, so that timers and fds (a reap's steps, the calls queued
-  // by call_gate.h) are served between them however many messages wait (issue 8 item 6). Reading is
+  // by call_gate.h) are served between them however many messages wait. Reading is
   // cheap (a call is admitted and queued, or refused); the serving is paced by call_gate.h.
   auto until = Clock::now() + kBusBudget;
   std::vector<std::function<void()>> failures;
@@ -154,7 +154,7 @@ void EventLoop::run() {
 }
 
 void EventLoop::guarded(const char* what, const std::function<void()>& fn) {
-  // No exception ends the daemon: what failed is logged, the loop goes on (issue 8, item 3). Code
+  // No exception ends the daemon: what failed is logged, the loop goes on. Code
   // that must answer someone catches its own exceptions first; this is the last line.
   try {
     fn();

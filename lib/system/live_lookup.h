@@ -1,4 +1,4 @@
-// GetRun's lookup of a unit's state (issue 8 item 6): systemd's answer if it comes within a short
+// GetRun's lookup of a unit's state: systemd's answer if it comes within a short
 // budget, else at once the error nerve.Systemd.Late, so no query ever waits on a stalled manager.
 //
 // The rule, per ask():

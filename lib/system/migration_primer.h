@@ -1,5 +1,5 @@
 // A no-op cgroup migration of nerved itself, started when a Contain or Launch call arrives, so that the
-// kernel's RCU grace period of the run's own migration overlaps nerved's work (issue 9).
+// kernel's RCU grace period of the run's own migration overlaps nerved's work, so a launch waits less.
 //
 // A write to cgroup.procs takes the kernel's cgroup threadgroup lock for writing, which first waits
 // for an RCU grace period (about 7.5 ms here) unless another migration happened in the last ~16 ms

@@ -27,7 +27,7 @@ class IProxy;
 namespace nerve {
 
 // The owner of a process: its parent, as pid and start time. Kind "none" if it cannot be read, or if
-// the parent is one that never goes away (issue 8 item 13): pid 1, or the user manager ($MANAGERPID,
+// the parent is one that never goes away: pid 1, or the user manager ($MANAGERPID,
 // which systemd sets for the services it starts, nerved among them). A wrapper has such a parent when
 // the process that ran it died before its Contain (it was reparented to the nearest subreaper, the
 // user manager) or when the manager itself ran it (a service's ExecStart). Its run then has no owner

@@ -2,7 +2,7 @@
 //
 // Every watched owner holds a pidfd, so nerved needs an fd per live run. The soft RLIMIT_NOFILE is
 // raised to the hard limit (systemd/nerved.service sets LimitNOFILE= for the hard one); running out
-// anyway is an error for one call or one run, never an exit (issue 8, item 1).
+// anyway is an error for one call or one run, never an exit of nerved.
 #pragma once
 
 #include <string>

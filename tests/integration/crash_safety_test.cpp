@@ -193,7 +193,7 @@ class ARecordOfAnotherBoot : public CrashSafety {
   }
 };
 
-// A record of run "forged" that names run "live"'s unit is one nerve never writes (issue 8, item 3):
+// A record of run "forged" that names run "live"'s unit is one nerve never writes:
 // it is refused as corrupt and moved aside before any lookup, so nothing of the live run is touched.
 // (The boot-id rule itself is covered by tests/unit/reap_decision_test.cpp.)
 TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsRefusedAsCorruptAndSignalsNothing) {
@@ -731,7 +731,7 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenItFillsUpBetweenTheIntentAndTheRunnin
 
 // A reap must write its fence before it signals anything; when the fence cannot be written nothing is
 // signalled. But the run must still end with its owner once the fence can be written again.
-// Issue 8, item 7: kill first, record as soon as space allows (docs/records.md).
+// On a full disk: kill first, record as soon as space allows (docs/records.md).
 TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtTheOwnersExitKillsTheRunAndRecordsItOnceThereIsSpace) {
   ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
   pid_t owner = 0;

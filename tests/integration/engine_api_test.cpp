@@ -234,7 +234,7 @@ class AnEngine : public NervedTest {
   std::map<std::string, std::vector<std::string>> states_;
 };
 
-// The manager is the ObjectManager of the run objects (issue 11 item 6): InterfacesAdded when a run
+// The manager is the ObjectManager of the run objects: InterfacesAdded when a run
 // appears, GetManagedObjects lists it, InterfacesRemoved when it is forgotten; the path is escaped as
 // sd_bus_path_encode escapes (a leading digit, '.', ':', '-').
 TEST_F(AnEngine, DiscoversRunsThroughTheObjectManagerWithSystemdEscapedPaths) {
@@ -345,7 +345,7 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
   EXPECT_EQ(rec.owner.name, bus_->getUniqueName()) << "the engine's connection owns the run";
 }
 
-// Issue 10 items 1 and 7: the command of a Launch sees its run in its environment (given to the held
+// The command of a Launch sees its run in its environment (given to the held
 // child after containment), and the run controls of the options reach the scope.
 TEST_F(AnEngine, GivesTheCommandItsRunInItsEnvironmentAndItsPropertiesToTheScope) {
   ASSERT_NO_FATAL_FAILURE(connect());
@@ -689,7 +689,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "not-executable"},
         BadLaunch{"MissingCwd", {"true"}, plain_env(), "@TMP@/no-such-folder", 3, launch_options, "InvalidArgument",
                   "no-such-folder"},
-        // Issue 10 item 1: a property that does not parse, a key nerve does not know, and one systemd
+        // Bad run properties: one that does not parse, a key nerve does not know, and one systemd
         // refuses at StartTransientUnit (TasksMax=0 is out of its range): InvalidProperty, nothing runs.
         BadLaunch{"UnparsableProperty", {"sh", "-c", "touch @TMP@/ran"}, plain_env(), "", 3,
                   with("properties", Pairs{{"MemoryMax", "lots"}}), "InvalidProperty", "'lots'"},
@@ -742,7 +742,7 @@ INSTANTIATE_TEST_SUITE_P(AfterExecFailed, AnEngineRetryingAFailedExec,
 namespace nerve::itest {
 namespace {
 
-// Issue 10 item 3: a run with timeout_usec is ended by nerved itself at created_at + timeout, the
+// A run with timeout_usec is ended by nerved itself at created_at + timeout, the
 // whole escaper tree, and its receipt says complete with cause timeout.
 TEST_F(AnEngine, RunWithATimeoutIsEndedWholeByItselfWithCauseTimeout) {
   ASSERT_NO_FATAL_FAILURE(connect());
@@ -768,7 +768,7 @@ TEST_F(AnEngine, RunWithATimeoutIsEndedWholeByItselfWithCauseTimeout) {
   EXPECT_EQ(to_string(*r.cause), "timeout");
 }
 
-// Issue 10 item 4 over the bus: Freeze stops the whole escaper tree (Frozen, `frozen 1`), Thaw lets
+// Freeze and Thaw over the bus: Freeze stops the whole escaper tree (Frozen, `frozen 1`), Thaw lets
 // it go on, and a Reap of the frozen run ends every process of it with an exact receipt.
 TEST_F(AnEngine, FreezesAndThawsARunAndItsReapWhileFrozenIsExact) {
   ASSERT_NO_FATAL_FAILURE(connect());

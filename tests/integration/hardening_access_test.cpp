@@ -1,5 +1,5 @@
-// Issue 8, item 13: Reap, Cancel, Forget and Reconcile did not check the caller's uid. nerved now
-// checks it on every call that changes something (AccessDenied), and the session bus already keeps
+// The caller's uid: nerved checks it on every call that changes something (Reap, Cancel, Forget and
+// Reconcile among them; AccessDenied), and the session bus already keeps
 // other users out: a process of another uid cannot even connect to it, so cannot reach nerved.
 #include "hardening_support.h"
 

@@ -1,4 +1,4 @@
-// Issue 8, "What to build": one client cannot starve the others. A client that sent 20,000 ListRuns
+// One client cannot starve the others. Before fair turns, a client that sent 20,000 ListRuns
 // at once (without waiting for answers) delayed another client's ListRuns by 7.9 s: nerved served
 // every queued message in arrival order. Now each client has at most 512 calls in flight (one more
 // is answered LimitExceeded at once) and queries are served in turns per client (call_gate.h).
@@ -46,7 +46,7 @@ TEST_F(HardeningFairness, AClientFloodingTwentyThousandListRunsDelaysAnotherClie
   int left_then = kFlood - (answered + limited + failed);
   EXPECT_EQ(other.error, "") << other.message;
   EXPECT_EQ(other.count, runs.size());
-  // Issue 8 measured 7.9 s before fair turns. What is left is dbus-daemon's order: the other call is
+  // Before fair turns it waited 7.9 s. What is left is dbus-daemon's order: the other call is
   // read after the flood's calls queued ahead of it on nerved's socket (0.4 to 1.2 s on a quiet
   // machine, 2.3 to 2.8 s at load 7); the bound leaves room for a loaded CI machine.
   EXPECT_LT(other.took, 4000ms) << "another client waited behind the flood (" << left_then << " calls still unanswered)";

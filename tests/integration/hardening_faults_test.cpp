@@ -1,4 +1,4 @@
-// Issue 8, items 6 and 7 and the fault-injection layer: a stalled user manager (SIGSTOP), a full disk
+// Faults, through the fault-injection layer: a stalled user manager (SIGSTOP), a full disk
 // (a small tmpfs as the runs folder), EIO on writing a record (tests/fault/eio_shim.cpp, LD_PRELOAD).
 // A fault is an error for the call it hits; it never stops the daemon, never delays read-only queries,
 // and never lets a run outlive its owner.
@@ -36,7 +36,7 @@ class HardeningFaults : public Hardening {
   }
 };
 
-// Item 6 and the issue's "Done when": with the user manager stopped for 10 s, ListRuns and GetRun
+// A stalled manager never delays a query: with the user manager stopped for 10 s, ListRuns and GetRun
 // answer within 50 ms, the first query after the stall included, and the runs whose owner went
 // meanwhile are reaped once it resumes. GetRun waits at most 20 ms for systemd (not at all once it is
 // late) and answers from the cgroup tree, so a healthy run does not look "unknown".
@@ -91,7 +91,7 @@ TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndRea
   for (const auto& r : runs) EXPECT_EQ(to_string(receipt(r).outcome), "complete") << r;
 }
 
-// Item 7: on a full disk the `reaping` fence cannot be written; nothing was signalled until space
+// Kill first: on a full disk the `reaping` fence cannot be written; nothing was signalled until space
 // was freed, so a run outlived its owner. The run must be killed now and recorded once space allows.
 TEST_F(HardeningFaults, OnAFullDiskARunWhoseOwnerGoesIsKilledAndRecordedOnceSpaceIsFree) {
   if (::geteuid() != 0)
@@ -136,7 +136,7 @@ TEST_F(HardeningFaults, EioOnTheIntentRecordStartsNothingAndOtherRunsGoOn) {
   EXPECT_TRUE(alive(nerved_pid_));
 }
 
-// Item 7 with EIO: the fence of a run whose owner went cannot be written (the disk fails writes);
+// Kill first, with EIO: the fence of a run whose owner went cannot be written (the disk fails writes);
 // the run's processes must still be killed, and the run recorded once writes work again.
 TEST_F(HardeningFaults, EioOnTheFenceStillKillsTheRunOfAGoneOwner) {
   stop_nerved();

@@ -1,4 +1,4 @@
-// Issue 8, items 2, 10, 11 and item 13's relative PATH: launches and relaunches. A reap meant for an
+// Launches and relaunches. A reap meant for an
 // earlier attempt never reaches a later one; a refused Launch leaves the finished run as it was; a
 // `launch --wait` cancelled before its exec ends at once; PATH entries are relative to the command's cwd.
 #include "hardening_support.h"
@@ -63,8 +63,8 @@ class HardeningLaunch : public Hardening {
   std::string last_error_;
 };
 
-// Item 2: relaunching a Launch'd run kills attempt 1's command; its reap-on-exit was queued behind
-// the relaunch and then reaped attempt 2. Attempt 2 must keep running.
+// Reaps keyed by attempt: relaunching a Launch'd run kills attempt 1's command; its reap-on-exit was
+// queued behind the relaunch and then reaped attempt 2. Attempt 2 must keep running.
 TEST_F(HardeningLaunch, TheReapOnExitOfAttemptOneNeverReapsAttemptTwo) {
   ASSERT_NO_FATAL_FAILURE(connect());
   auto [first, err1] = launch("re", {"sleep", "600"});
@@ -80,10 +80,10 @@ TEST_F(HardeningLaunch, TheReapOnExitOfAttemptOneNeverReapsAttemptTwo) {
   EXPECT_TRUE(alive(second));
 }
 
-// Item 2, the supervisor's part: `launch --wait` reaped its run by run id once its command ended. When
-// another client relaunched the run, the relaunch ended attempt 1 (the supervisor's command), and the
-// supervisor's final Reap, queued behind it, then reaped attempt 2. It now ends its own attempt only
-// (ReapAttempt), which answers Superseded.
+// Reaps keyed by attempt, the supervisor's part: `launch --wait` reaped its run by run id once its
+// command ended. When another client relaunched the run, the relaunch ended attempt 1 (the
+// supervisor's command), and the supervisor's final Reap, queued behind it, then reaped attempt 2. It
+// now ends its own attempt only (ReapAttempt), which answers Superseded.
 TEST_F(HardeningLaunch, LaunchWaitsFinalReapNeverReapsTheAttemptOfARelaunch) {
   pid_t supervisor = ctl_background("sup", {"launch", "--wait", "--grace", "1", "sv", "--", "sleep", "600"});
   ASSERT_TRUE(await_state({"sv"}, "running", 20'000ms)) << log();
@@ -101,7 +101,7 @@ TEST_F(HardeningLaunch, LaunchWaitsFinalReapNeverReapsTheAttemptOfARelaunch) {
   EXPECT_THAT(read_file(path("sup.err")).value_or(""), HasSubstr("Superseded"));
 }
 
-// Item 10: a Launch refused because the run is final wiped its ExitStatus (to -1).
+// A Launch refused because the run is final keeps the run's ExitStatus (it once wiped it to -1).
 TEST_F(HardeningLaunch, ARefusedLaunchKeepsTheFinishedRunsExitStatus) {
   ASSERT_NO_FATAL_FAILURE(connect());
   auto [pid, err] = launch("done", {"sh", "-c", "exit 7"});
@@ -115,7 +115,7 @@ TEST_F(HardeningLaunch, ARefusedLaunchKeepsTheFinishedRunsExitStatus) {
   EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
-// Item 13: a relative PATH entry was resolved against nerved's own folder, not the command's cwd.
+// A relative PATH entry is resolved against the command's cwd (it once was against nerved's own).
 TEST_F(HardeningLaunch, ARelativePathEntryIsResolvedAgainstTheCommandsCwd) {
   ASSERT_NO_FATAL_FAILURE(connect());
   std::string bin = path("relbin");
@@ -131,7 +131,7 @@ TEST_F(HardeningLaunch, ARelativePathEntryIsResolvedAgainstTheCommandsCwd) {
   EXPECT_TRUE(wait_for_file(marker, 5000ms));
 }
 
-// Item 11: `launch --wait` cancelled (TERM) before its command execs: its held child kept TERM
+// `launch --wait` cancelled (TERM) before its command execs: its held child kept TERM
 // blocked until the exec, so the Cancel waited for the whole grace (here 30 s) before SIGKILL.
 TEST_F(HardeningLaunch, LaunchWaitCancelledBeforeExecEndsWithoutWaitingForTheGrace) {
   std::string touched = path("touched");
@@ -152,7 +152,7 @@ TEST_F(HardeningLaunch, LaunchWaitCancelledBeforeExecEndsWithoutWaitingForTheGra
   EXPECT_EQ(to_string(record("w1").state), "reaped");
 }
 
-// Item 13: an owner that never goes away. A wrapper whose parent is the user manager (here a
+// An owner that never goes away. A wrapper whose parent is the user manager (here a
 // service's ExecStart; an orphaned wrapper is reparented to it the same way, the manager being a
 // subreaper) was owned by the manager, so its run was tied to the manager's life without a word. It
 // now has no owner, nerved says so, and the run lives until reaped. nerved knows the manager by

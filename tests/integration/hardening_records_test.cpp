@@ -1,4 +1,4 @@
-// Issue 8, items 3 and 4: records nerve would never write, and files where a record should be. No
+// Records nerve would never write, and files where a record should be. No
 // such file ends nerved or blocks its loop: a query answers a named error quoting the run, a reap or
 // the startup reconciliation moves the record aside (quarantine), and every other call is served.
 #include "hardening_support.h"
@@ -42,8 +42,8 @@ class HardeningRecords : public Hardening {
   }
 };
 
-// Item 3: a GetRun of a record whose cgroup has '..' components ended nerved (an FsError thrown out
-// of the handler). Now the record is refused when read, as corrupt.
+// Records nerve never writes: a GetRun of a record whose cgroup has '..' components ended nerved (an
+// FsError thrown out of the handler). Now the record is refused when read, as corrupt.
 TEST_F(HardeningRecords, GetRunOfACgroupWithDotDotIsANamedErrorAndNervedLives) {
   write_record_text("dots", to_json_text(escaping_record("dots", RunState::Running)));
   Timed t = timed_call("GetRun", "dots", 5000ms);
@@ -53,8 +53,9 @@ TEST_F(HardeningRecords, GetRunOfACgroupWithDotDotIsANamedErrorAndNervedLives) {
   expect_serving();
 }
 
-// Item 3: in state reaping the same record made every start of nerved exit (a crash loop under
-// Restart=on-failure). Now the startup reconciliation quarantines it and nerved comes up.
+// Records nerve never writes: in state reaping the same record made every start of nerved exit (a
+// crash loop under Restart=on-failure). Now the startup reconciliation quarantines it and nerved
+// comes up.
 TEST_F(HardeningRecords, StartupQuarantinesAReapingRecordWithDotDotAndComesUp) {
   stop_nerved();
   write_record_text("dots", to_json_text(escaping_record("dots", RunState::Reaping)));
@@ -63,7 +64,7 @@ TEST_F(HardeningRecords, StartupQuarantinesAReapingRecordWithDotDotAndComesUp) {
   expect_serving();
 }
 
-// Item 3: fields are checked against what nerve itself writes. A unit that is not
+// Records nerve never writes: fields are checked against what nerve itself writes. A unit that is not
 // nerve-<run>-<nonce>.scope (here the manager's own init.scope) is never looked up or stopped: a Reap
 // answers RecordFailed and the record is quarantined.
 TEST_F(HardeningRecords, AReapOfARecordNamingAForeignUnitQuarantinesItAndTouchesNothing) {
@@ -111,8 +112,9 @@ TEST_F(HardeningRecords, EachFieldNerveWouldNeverWriteIsRefused) {
   expect_serving();
 }
 
-// Item 4: a FIFO named lifecycle.json was opened blocking before the regular-file check; the whole
-// daemon waited for a writer. Now the query answers at once and nothing else waits.
+// Files where a record should be: a FIFO named lifecycle.json was opened blocking before the
+// regular-file check; the whole daemon waited for a writer. Now the query answers at once and nothing
+// else waits.
 TEST_F(HardeningRecords, AFifoNamedLifecycleJsonIsAnErrorForItsRunOnlyAtRuntime) {
   ASSERT_EQ(::mkdir((runs_ + "/fifo").c_str(), 0700), 0);
   ASSERT_EQ(::mkfifo((runs_ + "/fifo/lifecycle.json").c_str(), 0600), 0);
@@ -140,7 +142,7 @@ TEST_F(HardeningRecords, AFifoNamedLifecycleJsonOrReceiptJsonDoesNotHoldUpTheSta
   expect_serving();
 }
 
-// Item 4: a device node (here /dev/zero's numbers) where a record should be is never read.
+// Files where a record should be: a device node (here /dev/zero's numbers) is never read.
 TEST_F(HardeningRecords, ADeviceNodeNamedLifecycleJsonIsAnErrorForItsRun) {
   if (::geteuid() != 0) GTEST_SKIP() << "mknod of a device node needs root (CAP_MKNOD); the root pass runs this, the FIFO tests run everywhere";
   ASSERT_EQ(::mkdir((runs_ + "/dev").c_str(), 0700), 0);

@@ -1,4 +1,4 @@
-// Issue 8, item 8: reap-on-exit and exit statuses across a restart of nerved. A Launch'd command
+// Reap-on-exit and exit statuses across a restart of nerved. A Launch'd command
 // that ends while nerved is down still gets its run reaped (an escaped descendant does not live on)
 // and its RunExited once nerved is back.
 #include "hardening_support.h"

@@ -1,4 +1,4 @@
-// Soak for issue 8's "Done when": 5,000 live runs held with their owners watched (one pidfd each:
+// Soak at scale: 5,000 live runs held with their owners watched (one pidfd each:
 // far beyond the default soft fd limit of 1,024), and every one reaped when its owner goes.
 //
 // 50 owners (sh processes) launch 100 runs each with `nervectl launch RUN -- sleep 3600`; an owner

@@ -1,4 +1,4 @@
-// Issue 8, items 5 and 9, and item 13's --runs-dir: how nerved starts. A second nerved started by
+// How nerved starts. A second nerved started by
 // mistake touches nothing; the bus name is owned before any run is reaped; the runs folder's mode is
 // set only on a folder nerved made itself.
 #include "hardening_support.h"
@@ -17,10 +17,10 @@ using namespace std::chrono_literals;
 
 class HardeningStartup : public Hardening {};
 
-// Item 5: a second nerved reconciled the runs folder before it tried to own the bus name, so it could
-// "clean" a launch the live instance was in the middle of. Here the live instance's launch is a
-// record in state launching whose owner (this test) lives: the second instance must leave it alone,
-// and exit non-zero because the name is taken.
+// One nerved at a time: a second nerved reconciled the runs folder before it tried to own the bus
+// name, so it could "clean" a launch the live instance was in the middle of. Here the live instance's
+// launch is a record in state launching whose owner (this test) lives: the second instance must leave
+// it alone, and exit non-zero because the name is taken.
 TEST_F(HardeningStartup, ASecondNervedChangesNoRecordAndExits) {
   Record r = plausible_record("mid", boot_id());
   r.state = RunState::Launching;
@@ -50,9 +50,9 @@ TEST_F(HardeningStartup, ASecondNervedChangesNoRecordAndExits) {
   EXPECT_TRUE(alive(nerved_pid_));
 }
 
-// Item 9: startup reaps ran inline before the bus name was owned. With the user manager stalled,
-// every lookup waits for its timeout: nerved must still own its name and answer at once, and reap
-// the runs once the manager resumes.
+// Startup with a stalled manager: startup reaps ran inline before the bus name was owned. With the
+// user manager stalled, every lookup waits for its timeout: nerved must still own its name and answer
+// at once, and reap the runs once the manager resumes.
 TEST_F(HardeningStartup, OwnsItsNameAndAnswersBeforeTheStartupReapsWithAStalledManager) {
   auto runs = run_ids("dead", 3);
   pid_t owner = start_owner("owner", runs);
@@ -76,8 +76,8 @@ TEST_F(HardeningStartup, OwnsItsNameAndAnswersBeforeTheStartupReapsWithAStalledM
   EXPECT_EQ(await_no_nerve_units(10'000ms), "");
 }
 
-// Item 13: --runs-dir was chmodded 0700 whatever it pointed at (here, through a symlink, a shared
-// folder). nerved sets the mode only of a folder it creates.
+// The runs folder's mode: --runs-dir was chmodded 0700 whatever it pointed at (here, through a
+// symlink, a shared folder). nerved sets the mode only of a folder it creates.
 TEST_F(HardeningStartup, DoesNotChmodAnExistingFolderItIsPointedAt) {
   stop_nerved();
   std::string shared = path("shared");

@@ -1,4 +1,4 @@
-// What the hardening tests (hardening_*_test.cpp, issue 8) share: a fixture over NervedTest with
+// What the hardening tests (hardening_*_test.cpp) share: a fixture over NervedTest with
 // owners that hold many runs, records written by hand into the runs folder, bus calls made in this
 // process with their own deadline and measured, and the faults the kernel gives for real (a stalled
 // user manager by SIGSTOP, a full tmpfs, a low RLIMIT_NOFILE) plus the EIO shim (tests/fault/).

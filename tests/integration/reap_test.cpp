@@ -257,7 +257,7 @@ TEST_F(AReap, TwiceReturnsTheSameReceiptTheSecondTime) {
 namespace nerve::itest {
 namespace {
 
-// Issue 10: timeouts, freeze and cancel end the whole escaper tree, and the receipt says why.
+// Run controls: timeouts, freeze and cancel end the whole escaper tree, and the receipt says why.
 class ARunControl : public NervedTest {
  protected:
   void expect_all_gone(const std::map<std::string, pid_t>& pids) {

@@ -1,4 +1,4 @@
-// Run controls (issue 10 items 1, 2, 7, 8): unit properties, timeout and slice reach systemd; a bad
+// Run controls: unit properties, timeout and slice reach systemd; a bad
 // property starts nothing; slice set reaches the slice; the command sees its run in its environment;
 // a run started from inside another run is reaped with it.
 #include "nerved_fixture.h"

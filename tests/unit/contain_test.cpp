@@ -193,7 +193,7 @@ TEST_F(AContainOp, FailsWithInvalidRunIdForARunThatMakesNoUnitName) {
   EXPECT_TRUE(std::filesystem::is_empty(store.path()));
 }
 
-// Issue 8, item 13: a start job whose JobRemoved never comes (a stalled or restarted manager) fails
+// A start job whose JobRemoved never comes (a stalled or restarted manager) fails
 // the attempt after kStartJobTimeout (30 s) instead of keeping the run busy for ever; a late end of
 // the job is ignored.
 TEST_F(AContainOp, FailsWithScopeFailedWhenTheStartJobNeverEnds) {
@@ -208,7 +208,7 @@ TEST_F(AContainOp, FailsWithScopeFailedWhenTheStartJobNeverEnds) {
   EXPECT_FALSE(reply) << "a late job end made a failed attempt succeed";
 }
 
-// Issue 8, item 13: on systemd 252 the pid goes to StartTransientUnit as a number (PIDs; PIDFDs is
+// On systemd 252 the pid goes to StartTransientUnit as a number (PIDs; PIDFDs is
 // not supported). If the process ended and its pid was reused before systemd moved it, the scope
 // holds another process: the start time read at the request and after the move tells them apart.
 TEST_F(AContainOp, RefusesAProcessWhosePidWasReusedBeforeSystemdMovedIt) {

@@ -1,4 +1,5 @@
-// EventLoop: a ready event is delivered only to the watch it was reported for (issue 8, item 13).
+// EventLoop: a ready event is delivered only to the watch it was reported for, never to a later
+// watch that got the same fd number.
 #include "system/event_loop.h"
 
 #include <gtest/gtest.h>

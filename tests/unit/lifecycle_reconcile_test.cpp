@@ -104,7 +104,7 @@ TEST_F(ALifecycleOnItsOwn, AdoptsARunningRecordWhoseOwnerIsAlive) {
   EXPECT_EQ(state_on_disk("r1"), RunState::Running);
 }
 
-// Issue 8 item 9: a long pass never holds the loop: the runs are looked at a few per turn, and not
+// A long pass never holds the loop: the runs are looked at a few per turn, and not
 // before the call returns (so nerved answers calls first), each run's slot taken at once.
 TEST_F(ALifecycleOnItsOwn, LooksAtAFewRunsPerTurnOfTheLoopWithEveryRunsSlotTakenAtOnce) {
   for (int i = 0; i < 40; ++i) left_running("r" + std::to_string(i));

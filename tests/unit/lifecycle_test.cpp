@@ -99,7 +99,7 @@ TEST_F(ALifecycle, WritesTheReceiptAndClosesTheRecordWhenTheReapIsFinal) {
   EXPECT_EQ(state_on_disk("r1"), RunState::Reaped);
 }
 
-// Issue 8's 5,000 runs whose owners go at once: at most kConcurrentReaps reaps talk to systemd at a
+// 5,000 runs whose owners go at once: at most kConcurrentReaps reaps talk to systemd at a
 // time (else every call to the manager misses its deadline and every reap ends pending_retry); the
 // next one starts when one ends.
 TEST_F(ALifecycle, RunsAtMostKConcurrentReapsAtOnceAndStartsTheNextWhenOneEnds) {
@@ -194,7 +194,7 @@ TEST_F(ALifecycle, ShowsTheRecordTheReceiptAndWhatSystemdSaysInItsStatus) {
   EXPECT_EQ(status["live"]["pids"], nlohmann::json::array({kPid}));
 }
 
-// Issue 8 item 6: a stalled user manager never delays GetRun. After kLiveStateDeadline (at once while
+// A stalled user manager never delays GetRun. After kLiveStateDeadline (at once while
 // systemd is late) the live state comes from the cgroup tree, which says where it came from.
 TEST_F(ALifecycle, AnswersItsStatusFromTheCgroupTreeWhenSystemdDoesNotAnswerInTime) {
   auto unit = contained("r1").reply->unit;
@@ -330,7 +330,7 @@ TEST_F(ALifecycle, AnswersQueriesAndServesOtherRunsWhileTheManagerDoesNotAnswerA
   EXPECT_EQ(stuck.receipt->outcome, Outcome::Complete);
 }
 
-// Issue 9: the kernel's grace period of the run's migration starts when the call arrives, before
+// The kernel's grace period of the run's migration starts when the call arrives, before
 // the intent record is written and before systemd is asked for the scope.
 TEST_F(ALifecycle, PrimesTheMigrationBeforeItWritesTheIntentOrAsksForTheScope) {
   bool record_then = true, scope_then = true;
@@ -344,7 +344,7 @@ TEST_F(ALifecycle, PrimesTheMigrationBeforeItWritesTheIntentOrAsksForTheScope) {
   EXPECT_FALSE(scope_then) << "the scope was asked for before the migration was primed";
 }
 
-// Issue 9: a reap asks systemd about the scope before it writes the fence (so systemd answers while
+// A reap asks systemd about the scope before it writes the fence (so systemd answers while
 // nerved writes), once, and signals only after the fence is durable.
 TEST_F(ALifecycle, AsksForTheScopeBeforeItWritesTheFenceAndOnlyOnce) {
   contained("r1");

@@ -36,7 +36,7 @@ TEST(AMigrationPrimer, WritesItsOwnPidToTheGivenCgroupProcsOnAThreadOfItsOwn) {
   EXPECT_EQ(text.str(), std::to_string(::getpid()));
 }
 
-// Issue 9: a Launch primes at the call's arrival and contain() primes again; a prime while a no-op
+// A Launch primes at the call's arrival and contain() primes again; a prime while a no-op
 // migration is under way (its grace period running) adds no second one. The "cgroup.procs" here is
 // a full pipe, so the thread's write blocks until the test drains it.
 TEST(AMigrationPrimer, AddsNoMigrationWhileOneIsUnderWay) {

@@ -140,7 +140,7 @@ TEST_F(AReapOp, CompletesUnkilledWhenTheCgroupEmptiesAfterTheStop) {
   EXPECT_EQ(receipt->error, "");
 }
 
-// Issue 10 item 6: the receipt says oom when the usage snapshot counts an OOM kill and the run ended
+// The receipt says oom when the usage snapshot counts an OOM kill and the run ended
 // by itself (exited, owner gone); an explicit end (cancel, reap, timeout) keeps its own cause. No
 // memory controller on this host: the kernel's memory.events is replaced by the usage double.
 class AReapOpAfterAnOomKill : public AReapOp, public ::testing::WithParamInterface<std::pair<Cause, Cause>> {};

@@ -266,7 +266,7 @@ TEST_F(ARunStore, TellsItsObserverWhatEachChangeWasBeforeAndAfter) {
   EXPECT_FALSE(seen[3].after);
 }
 
-// Issue 9: a record the store wrote or read is answered from memory; the disk is not read again.
+// A record the store wrote or read is answered from memory; the disk is not read again.
 TEST_F(ARunStore, AnswersFromMemoryWhatItWroteWithoutReadingTheFileAgain) {
   test::save(store, record_of("r1"));
   write(in_runs("r1/lifecycle.json"), "not a record");

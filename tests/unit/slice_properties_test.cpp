@@ -1,5 +1,5 @@
 // SetSliceProperties' proof: what systemd answers is not taken for what the slice has; the values
-// are read back and compared (issue 10 item 2).
+// are read back and compared.
 #include "doubles.h"
 #include "base/errors.h"
 #include "system/slice_properties.h"

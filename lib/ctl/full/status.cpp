@@ -17,8 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-// The unit's state as GetRun tells it, and where from when systemd did not answer in time (issue 8
-// item 6): "active (cgroup tree; systemd did not answer within 20 ms)", "unknown (...)".
+// The unit's state as GetRun tells it, and where from when systemd did not answer in time:
+// "active (cgroup tree; systemd did not answer within 20 ms)", "unknown (...)".
 std::string live_state(const json& live) {
   std::string error = live.value("error", "");
   if (live.value("unknown", false)) return "unknown (" + error + ")";

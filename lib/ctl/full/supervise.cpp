@@ -106,7 +106,7 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
     write_all(report, "Ethe run cannot be sealed: " + sealing);
     ::_exit(kExitNotLaunched);
   }
-  // The attempt, so that the final reap ends this attempt only (ReapAttempt; issue 8 item 2).
+  // The attempt, so that the final reap ends this attempt only (ReapAttempt).
   write_all(report, kContained + std::to_string(attempt) + "\n");
   // Contained: from here a cancellation's signal must end the child at once, not after the grace.
   sigset_t forwarded;

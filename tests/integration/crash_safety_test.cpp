@@ -5,12 +5,10 @@
 #include "nerved_fixture.h"
 
 #include "base/host.h"
-#include "process/sealing.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -135,14 +133,11 @@ std::string snapshot(const std::string& dir) {
 class CrashSafety : public NervedTest {
  protected:
   void TearDown() override {
-    // Whatever happened, the manager runs again and the test's mounts go before anything else.
+    // Whatever happened, the manager runs again before anything else.
     if (stopped_manager_ > 0) {
       ::kill(stopped_manager_, SIGCONT);
       stopped_manager_ = -1;
     }
-    if (!mounts_.empty()) stop_nerved();  // it holds the runs folder open
-    for (const auto& m : mounts_) ::umount2(m.c_str(), MNT_DETACH);
-    mounts_.clear();
     NervedTest::TearDown();
   }
 
@@ -171,7 +166,6 @@ class CrashSafety : public NervedTest {
   std::string nerved_log() { return read_file(nerved_log_).value_or(""); }
 
   pid_t stopped_manager_ = -1;
-  std::vector<std::string> mounts_;
 };
 
 // ---- 1. a record of another boot that names a live scope ------------------------------------------
@@ -601,36 +595,19 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
   // Once there is space again, nerved's retry comes after 0.1 s (1 s by default).
   ARunsFolderThatCannotBeWritten() { nerved_args_ = {"--retry-first", "100"}; }
 
-  // A 64 KiB tmpfs (private to the harness's mount namespace) holding the runs folder; nerved is
-  // restarted on it.
+  // A 64 KiB tmpfs (mount_small_tmpfs) holding the runs folder; nerved is restarted on it.
   void mount_small_runs_folder() {
-    std::string mnt = path("small");
-    ASSERT_EQ(::mkdir(mnt.c_str(), 0700), 0);
-    int rc = ::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700");
-    if (rc != 0 && errno == EPERM && ::geteuid() != 0) {
-      // Unprivileged (scripts/test.sh's second pass): like any user, make the tmpfs in a user and
-      // mount namespace of our own; nerved, nervectl and the commands started from now on share them.
-      ASSERT_NO_FATAL_FAILURE(enter_own_user_and_mount_namespace());
-      rc = ::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700");
-    }
-    ASSERT_EQ(rc, 0) << "mount tmpfs on " << mnt << ": " << std::strerror(errno);
-    mounts_.push_back(mnt);
+    small_ = path("small");
+    ASSERT_NO_FATAL_FAILURE(mount_small_tmpfs(small_, "64k"));
     stop_nerved();
-    runs_ = mnt + "/runs";
+    runs_ = small_ + "/runs";
     ASSERT_EQ(::mkdir(runs_.c_str(), 0700), 0);
     ASSERT_NO_FATAL_FAILURE(start_nerved());
   }
 
-  // A user namespace mapping only our own uid and gid, with a mount namespace owned by it.
-  static void enter_own_user_and_mount_namespace() {
-    const char* step = nullptr;
-    int err = unshare_with_own_user_namespace(CLONE_NEWNS, &step);
-    ASSERT_EQ(err, 0) << "a user + mount namespace of our own (" << step << "): " << std::strerror(err);
-  }
-
   // Fills the tmpfs until ENOSPC.
   void fill() {
-    std::string filler = mounts_.back() + "/filler";
+    std::string filler = small_ + "/filler";
     int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0) << std::strerror(errno);
     std::string block(4096, 'x');
@@ -643,7 +620,7 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
 
   // Gives back BYTES of the filler (all of it with -1).
   void free_space(long bytes = -1) {
-    std::string filler = mounts_.back() + "/filler";
+    std::string filler = small_ + "/filler";
     if (bytes < 0) {
       ASSERT_EQ(::unlink(filler.c_str()), 0) << std::strerror(errno);
       return;
@@ -687,6 +664,8 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
     Output list = ctl({"list"});
     EXPECT_EQ(list.exit_code, 0) << "nerved does not answer any more: " << list.err;
   }
+
+  std::string small_;  // the tmpfs of mount_small_runs_folder
 };
 
 TEST_F(ARunsFolderThatCannotBeWritten, WhenFullRefusesTheLaunchNamingThePathAndStartsNoScope) {
@@ -697,7 +676,7 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenFullRefusesTheLaunchNamingThePathAndS
 
 TEST_F(ARunsFolderThatCannotBeWritten, WhenReadOnlyRefusesTheLaunchNamingThePathAndStartsNoScope) {
   ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
-  ASSERT_EQ(::mount(nullptr, mounts_.back().c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr), 0)
+  ASSERT_EQ(::mount(nullptr, small_.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr), 0)
       << std::strerror(errno);
   expect_launch_refused("r1", "Read-only file system");
 }

@@ -238,42 +238,6 @@ TEST_F(AnEngine, IsToldWhichSignalKilledTheCommand) {
   EXPECT_EQ(run_property<std::int32_t>("r1", "ExitStatus"), 128 + SIGKILL);
 }
 
-// Commands that end at once race systemd's garbage collection of their empty scopes with nerved's
-// reap_on_exit. Whichever way that race goes, a run's own scope is never "another unit": every
-// receipt must say complete or no_scope, never refused. (Many launches, back to back, so that
-// systemd's clean-up of one run's scope overlaps nerved's reap of another.)
-TEST_F(AnEngine, LaunchingManyShortCommandsNeverGetsARunsOwnVanishingScopeRefused) {
-  ASSERT_NO_FATAL_FAILURE(connect());
-  constexpr int kRuns = 600;
-  for (int i = 0; i < kRuns; ++i) {
-    try {
-      launch("short" + std::to_string(i), {"true"}, STDERR_FILENO);
-    } catch (const sdbus::Error& e) {
-      FAIL() << "Launch " << i << " failed: " << e.getName() << ": " << e.getMessage();
-    }
-  }
-  std::map<std::string, std::string> bad;  // run -> outcome and error
-  auto deadline = Clock::now() + kEventTimeout;
-  for (int i = 0; i < kRuns; ++i) {
-    std::string run = "short" + std::to_string(i);
-    std::string file = runs_ + "/" + run + "/receipt.json";
-    // reap_on_exit writes the receipt; "reaped" is the state once it is final.
-    while ((!std::filesystem::exists(file) || to_string(record(run).state) != "reaped") && Clock::now() < deadline) {
-      struct timespec ts {0, 10'000'000};
-      ::nanosleep(&ts, nullptr);
-    }
-    if (!std::filesystem::exists(file)) {
-      bad[run] = "no receipt; state " + to_string(record(run).state);
-      continue;
-    }
-    Receipt r = receipt(run);
-    std::string outcome = to_string(r.outcome);
-    if (outcome != "complete" && outcome != "no_scope") bad[run] = outcome + ": " + r.error;
-  }
-  EXPECT_THAT(bad, IsEmpty()) << bad.size() << " of " << kRuns << " runs of `true` did not end complete or no_scope";
-  EXPECT_EQ(await_no_nerve_units(), "");
-}
-
 // 6. A background process that holds the engine's pipe must not keep the reader waiting once the
 // run is ended, by Reap or by Cancel.
 class AnEnginesPipe : public AnEngine, public ::testing::WithParamInterface<std::string> {};

@@ -355,38 +355,6 @@ TEST_F(ASupervisor, OfACommandThatCannotBeFoundExits127AndClosesTheRun) {
   EXPECT_EQ(await_no_nerve_units(), "");
 }
 
-// A command that ends at once races systemd's garbage collection of its empty scope with the reap
-// that follows. Whichever way the race goes, the run's own scope is never "another unit": the
-// receipt must say complete or no_scope, never refused. (Seen about once in 30 single launches,
-// so the test makes many.)
-TEST_F(ASupervisor, OfManyShortCommandsNeverTakesItsOwnVanishingScopeForAnotherUnit) {
-  constexpr int kRuns = 150;
-  std::map<std::string, std::string> bad;  // run -> outcome and error
-  for (int i = 0; i < kRuns; ++i) {
-    std::string run = "short" + std::to_string(i);
-    // Three kinds of quick ends: exit 0, exit 7 from a shell, and an exec that fails (127).
-    std::vector<std::string> cmd = i % 3 == 0   ? std::vector<std::string>{"true"}
-                                   : i % 3 == 1 ? std::vector<std::string>{"sh", "-c", "exit 7"}
-                                                : std::vector<std::string>{path("no-such-command")};
-    int expected = i % 3 == 0 ? 0 : i % 3 == 1 ? 7 : 127;
-    std::vector<std::string> args = {"launch", "--wait", "--grace", kShortGraceArg, run, "--"};
-    args.insert(args.end(), cmd.begin(), cmd.end());
-    Output o = ctl(args);
-    if (o.exit_code != expected) {
-      bad[run] = "exit " + std::to_string(o.exit_code) + ": " + o.err;
-      continue;
-    }
-    if (!std::filesystem::exists(runs_ + "/" + run + "/receipt.json")) {
-      bad[run] = "no receipt";
-      continue;
-    }
-    Receipt r = receipt(run);
-    std::string outcome = to_string(r.outcome);
-    if (outcome != "complete" && outcome != "no_scope") bad[run] = outcome + ": " + r.error;
-  }
-  EXPECT_THAT(bad, IsEmpty()) << bad.size() << " of " << kRuns << " short runs did not end complete or no_scope";
-}
-
 // The brief's own form: a setsid'd sleep whose pid the command writes before it exits.
 TEST_F(ASupervisor, ReapsASetsidSleepTheCommandLeftBehind) {
   std::string pid_file = path("sleep.pid");

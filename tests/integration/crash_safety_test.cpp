@@ -5,12 +5,10 @@
 #include "nerved_fixture.h"
 
 #include "base/host.h"
-#include "process/sealing.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -135,14 +133,11 @@ std::string snapshot(const std::string& dir) {
 class CrashSafety : public NervedTest {
  protected:
   void TearDown() override {
-    // Whatever happened, the manager runs again and the test's mounts go before anything else.
+    // Whatever happened, the manager runs again before anything else.
     if (stopped_manager_ > 0) {
       ::kill(stopped_manager_, SIGCONT);
       stopped_manager_ = -1;
     }
-    if (!mounts_.empty()) stop_nerved();  // it holds the runs folder open
-    for (const auto& m : mounts_) ::umount2(m.c_str(), MNT_DETACH);
-    mounts_.clear();
     NervedTest::TearDown();
   }
 
@@ -167,11 +162,50 @@ class CrashSafety : public NervedTest {
   void expect_all_dead(const std::map<std::string, pid_t>& pids, const std::string& what) {
     for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << what << ": " << role << ": " << describe_process(pid);
   }
+  // `nervectl reap --grace 0.2 RUN` succeeds, and no process of PIDS is alive once it has returned.
+  void reap_expecting_all_dead(const std::string& run, const std::map<std::string, pid_t>& pids, const std::string& what) {
+    Output o = ctl({"reap", "--grace", kShortGraceArg, run});
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    expect_all_dead(pids, what);
+  }
 
   std::string nerved_log() { return read_file(nerved_log_).value_or(""); }
 
+  // The owner of runs: a shell that runs `nervectl launch --grace 0.2 RUN -- escaper --markers DIR
+  // </dev/null &` for each of them (DIR: markers-RUN, made here), then reads a line from its stdin.
+  // It owns every one of them and exits when the test ends it (end_owner). Tracked.
+  struct Owner {
+    pid_t pid = 0;
+    int stdin_w = -1;
+  };
+  Owner start_owner(const std::vector<std::string>& runs) {
+    int in[2];
+    if (::pipe2(in, O_CLOEXEC) != 0) ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    std::string cmd;
+    for (const auto& run : runs) {
+      std::string dir = path("markers-" + run);
+      if (::mkdir(dir.c_str(), 0700) != 0) ADD_FAILURE() << "mkdir " << dir << ": " << std::strerror(errno);
+      cmd += "'" + kNervectl + "' launch --grace " + kShortGraceArg + " " + run + " -- '" + kEscaper + "' --markers '" +
+             dir + "' </dev/null & ";
+    }
+    cmd += "read line";
+    SpawnSpec spec = command({"sh", "-c", cmd});
+    spec.stdin_fd = in[0];
+    Owner owner{spawn(spec), in[1]};
+    track(owner.pid, false);
+    ::close(in[0]);
+    return owner;
+  }
+  // Closes the owner's stdin, so it exits; a fatal failure unless it did within kEventTimeout.
+  void end_owner(Owner& owner) {
+    ::close(owner.stdin_w);
+    owner.stdin_w = -1;
+    ASSERT_TRUE(wait_child(owner.pid, kEventTimeout).has_value()) << "the owner shell did not exit";
+  }
+  // The escaper of RUN, launched by start_owner: its four pids (await_markers).
+  std::map<std::string, pid_t> owned_markers(const std::string& run) { return await_markers(path("markers-" + run)); }
+
   pid_t stopped_manager_ = -1;
-  std::vector<std::string> mounts_;
 };
 
 // ---- 1. a record of another boot that names a live scope ------------------------------------------
@@ -218,10 +252,8 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsRefusedAsCorruptAn
   EXPECT_EQ(to_string(record("live").state), "running");
   EXPECT_FALSE(std::filesystem::exists(runs_ + "/live/receipt.json"));
 
-  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
-  EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
+  reap_expecting_all_dead("live", pids, "the live run after its own reap");
   EXPECT_EQ(to_string(receipt("live").outcome), "complete");
-  expect_all_dead(pids, "the live run after its own reap");
 }
 
 TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeIsQuarantinedAtStartupWithoutASignal) {
@@ -241,9 +273,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeIsQuarantinedAtStartupWithoutASi
   EXPECT_EQ(unit_property(live.unit, "InvocationID"), live.invocation_id);
   EXPECT_THAT(nerved_log(), HasSubstr("reconcile: run live: adopted"));
 
-  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
-  EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
-  expect_all_dead(pids, "the live run after its own reap");
+  reap_expecting_all_dead("live", pids, "the live run after its own reap");
 }
 
 // docs/records.md: a reap writes receipt.json, then the record's "reaped"; a crash in between leaves
@@ -498,10 +528,8 @@ TEST_F(CorruptRecords, AreQuarantinedAtStartupWhileAGoodRunIsAdoptedAndTheirIdsC
   EXPECT_EQ(ctl({"reap", "bad-version"}).exit_code, 0);
   EXPECT_FALSE(alive(relaunched));
 
-  Output reap = ctl({"reap", "--grace", kShortGraceArg, "good"});
-  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+  reap_expecting_all_dead("good", pids, "the good run after its reap");
   EXPECT_EQ(to_string(receipt("good").outcome), "complete");
-  expect_all_dead(pids, "the good run after its reap");
   // Nothing was quarantined twice, by the calls since.
   EXPECT_EQ(list_folder(qdir).size(), bad.size());
 }
@@ -589,9 +617,7 @@ TEST_F(ARunFolderThatIsNotARunsOwn, IsSkippedAndReportedAndNothingOutsideTheRuns
   EXPECT_EQ(unit_property(live.unit, "InvocationID"), live.invocation_id);
   EXPECT_EQ(to_string(record("live").state), "running");
 
-  Output own = ctl({"reap", "--grace", kShortGraceArg, "live"});
-  EXPECT_EQ(own.exit_code, 0) << own.out << own.err;
-  expect_all_dead(pids, "the live run after its own reap");
+  reap_expecting_all_dead("live", pids, "the live run after its own reap");
 }
 
 // ---- 6. a full or read-only runs folder -----------------------------------------------------------
@@ -601,36 +627,19 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
   // Once there is space again, nerved's retry comes after 0.1 s (1 s by default).
   ARunsFolderThatCannotBeWritten() { nerved_args_ = {"--retry-first", "100"}; }
 
-  // A 64 KiB tmpfs (private to the harness's mount namespace) holding the runs folder; nerved is
-  // restarted on it.
+  // A 64 KiB tmpfs (mount_small_tmpfs) holding the runs folder; nerved is restarted on it.
   void mount_small_runs_folder() {
-    std::string mnt = path("small");
-    ASSERT_EQ(::mkdir(mnt.c_str(), 0700), 0);
-    int rc = ::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700");
-    if (rc != 0 && errno == EPERM && ::geteuid() != 0) {
-      // Unprivileged (scripts/test.sh's second pass): like any user, make the tmpfs in a user and
-      // mount namespace of our own; nerved, nervectl and the commands started from now on share them.
-      ASSERT_NO_FATAL_FAILURE(enter_own_user_and_mount_namespace());
-      rc = ::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700");
-    }
-    ASSERT_EQ(rc, 0) << "mount tmpfs on " << mnt << ": " << std::strerror(errno);
-    mounts_.push_back(mnt);
+    small_ = path("small");
+    ASSERT_NO_FATAL_FAILURE(mount_small_tmpfs(small_, "64k"));
     stop_nerved();
-    runs_ = mnt + "/runs";
+    runs_ = small_ + "/runs";
     ASSERT_EQ(::mkdir(runs_.c_str(), 0700), 0);
     ASSERT_NO_FATAL_FAILURE(start_nerved());
   }
 
-  // A user namespace mapping only our own uid and gid, with a mount namespace owned by it.
-  static void enter_own_user_and_mount_namespace() {
-    const char* step = nullptr;
-    int err = unshare_with_own_user_namespace(CLONE_NEWNS, &step);
-    ASSERT_EQ(err, 0) << "a user + mount namespace of our own (" << step << "): " << std::strerror(err);
-  }
-
   // Fills the tmpfs until ENOSPC.
   void fill() {
-    std::string filler = mounts_.back() + "/filler";
+    std::string filler = small_ + "/filler";
     int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0) << std::strerror(errno);
     std::string block(4096, 'x');
@@ -643,7 +652,7 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
 
   // Gives back BYTES of the filler (all of it with -1).
   void free_space(long bytes = -1) {
-    std::string filler = mounts_.back() + "/filler";
+    std::string filler = small_ + "/filler";
     if (bytes < 0) {
       ASSERT_EQ(::unlink(filler.c_str()), 0) << std::strerror(errno);
       return;
@@ -653,22 +662,24 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
     ASSERT_EQ(::truncate(filler.c_str(), st.st_size - bytes), 0) << std::strerror(errno);
   }
 
-  // `sh -c 'nervectl launch --grace 0.2 RUN -- escaper --markers DIR & read line'`: the shell owns the
-  // run and exits when *STDIN_W is closed. The escaper's pids, and the shell's pid in *OWNER.
-  std::map<std::string, pid_t> launch_under_owner(const std::string& run, pid_t* owner, int* stdin_w) {
-    int in[2];
-    if (::pipe2(in, O_CLOEXEC) != 0) ADD_FAILURE() << "pipe2";
-    std::string dir = path("markers-" + run);
-    ::mkdir(dir.c_str(), 0700);
-    std::string cmd = "'" + kNervectl + "' launch --grace " + kShortGraceArg + " " + run + " -- '" + kEscaper + "' --markers '" + dir +
-                      "' </dev/null & read line";
-    SpawnSpec spec = command({"sh", "-c", cmd});
-    spec.stdin_fd = in[0];
-    *owner = spawn(spec);
-    track(*owner, false);
-    ::close(in[0]);
-    *stdin_w = in[1];
-    return await_markers(dir);
+  // The runs folder on the small tmpfs, run r1 launched by an owner (start_owner) and its escaper
+  // standing (all four processes), then the tmpfs filled: a live run on a full disk.
+  void launch_r1_under_owner_on_a_full_disk(Owner* owner, std::map<std::string, pid_t>* pids) {
+    ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
+    *owner = start_owner({"r1"});
+    *pids = owned_markers("r1");
+    ASSERT_EQ(pids->size(), 4u);
+    ASSERT_NO_FATAL_FAILURE(fill());
+  }
+
+  // Waits (bounded by TIMEOUT) until r1's receipt says complete, a failure saying what should have
+  // made it so (WHY) and quoting the receipt otherwise; PIDS must be gone then (within 2 s more).
+  void expect_r1_complete_and_gone(const std::map<std::string, pid_t>& pids, milliseconds timeout, const std::string& why) {
+    std::string last;
+    bool reaped = wait_for_outcome(runs_ + "/r1", "complete", timeout, &last);
+    EXPECT_TRUE(reaped) << why << "; receipt.json: '" << last << "'";
+    for (const auto& [role, pid] : pids)
+      EXPECT_TRUE(wait_gone(pid, reaped ? 2000ms : 0ms)) << role << ": " << describe_process(pid);
   }
 
   // nervectl launch RUN -- escaper --touch F: refused before anything ran or was started.
@@ -687,6 +698,8 @@ class ARunsFolderThatCannotBeWritten : public CrashSafety {
     Output list = ctl({"list"});
     EXPECT_EQ(list.exit_code, 0) << "nerved does not answer any more: " << list.err;
   }
+
+  std::string small_;  // the tmpfs of mount_small_runs_folder
 };
 
 TEST_F(ARunsFolderThatCannotBeWritten, WhenFullRefusesTheLaunchNamingThePathAndStartsNoScope) {
@@ -697,7 +710,7 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenFullRefusesTheLaunchNamingThePathAndS
 
 TEST_F(ARunsFolderThatCannotBeWritten, WhenReadOnlyRefusesTheLaunchNamingThePathAndStartsNoScope) {
   ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
-  ASSERT_EQ(::mount(nullptr, mounts_.back().c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr), 0)
+  ASSERT_EQ(::mount(nullptr, small_.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr), 0)
       << std::strerror(errno);
   expect_launch_refused("r1", "Read-only file system");
 }
@@ -733,15 +746,11 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenItFillsUpBetweenTheIntentAndTheRunnin
 // signalled. But the run must still end with its owner once the fence can be written again.
 // On a full disk: kill first, record as soon as space allows (docs/records.md).
 TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtTheOwnersExitKillsTheRunAndRecordsItOnceThereIsSpace) {
-  ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
-  pid_t owner = 0;
-  int stdin_w = -1;
-  auto pids = launch_under_owner("r1", &owner, &stdin_w);
-  ASSERT_EQ(pids.size(), 4u);
-  ASSERT_NO_FATAL_FAILURE(fill());
+  Owner owner;
+  std::map<std::string, pid_t> pids;
+  ASSERT_NO_FATAL_FAILURE(launch_r1_under_owner_on_a_full_disk(&owner, &pids));
 
-  ::close(stdin_w);  // the owner exits: nerved reaps, though it cannot write the fence
-  ASSERT_TRUE(wait_child(owner, kEventTimeout).has_value());
+  ASSERT_NO_FATAL_FAILURE(end_owner(owner));  // nerved reaps, though it cannot write the fence
   EXPECT_TRUE(eventually([&] { return nerved_log().find("cannot write the fence") != std::string::npos; }, 5000ms))
       << nerved_log();
   for (const auto& [role, pid] : pids) EXPECT_TRUE(wait_gone(pid, kEventTimeout)) << role << ": " << describe_process(pid);
@@ -751,21 +760,15 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtTheOwnersExitKillsTheRunAndReco
   EXPECT_NE(again.exit_code, 0) << again.out;
 
   ASSERT_NO_FATAL_FAILURE(free_space());
-  std::string last;
-  bool reaped = wait_for_outcome(runs_ + "/r1", "complete", 10'000ms, &last);
-  EXPECT_TRUE(reaped) << "the owner of r1 exited, yet 10 s after the runs folder has space again the run is not "
-                         "reaped (no retry after the failed fence); receipt.json: '" << last << "'";
-  for (const auto& [role, pid] : pids)
-    EXPECT_TRUE(wait_gone(pid, reaped ? 2000ms : 0ms)) << role << ": " << describe_process(pid);
+  expect_r1_complete_and_gone(pids, 10'000ms,
+                              "the owner of r1 exited, yet 10 s after the runs folder has space again the run is not "
+                              "reaped (no retry after the failed fence)");
 }
 
 TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtAReapKillsTheRunAndSaysItsReceiptIsNotWrittenYet) {
-  ASSERT_NO_FATAL_FAILURE(mount_small_runs_folder());
-  pid_t owner = 0;
-  int stdin_w = -1;
-  auto pids = launch_under_owner("r1", &owner, &stdin_w);
-  ASSERT_EQ(pids.size(), 4u);
-  ASSERT_NO_FATAL_FAILURE(fill());
+  Owner owner;
+  std::map<std::string, pid_t> pids;
+  ASSERT_NO_FATAL_FAILURE(launch_r1_under_owner_on_a_full_disk(&owner, &pids));
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 1) << reap.out << reap.err;
@@ -776,14 +779,10 @@ TEST_F(ARunsFolderThatCannotBeWritten, WhenFullAtAReapKillsTheRunAndSaysItsRecei
 
   // Space again: the receipt kept in memory is written by the retry, without reaping again.
   ASSERT_NO_FATAL_FAILURE(free_space());
-  ::close(stdin_w);
-  ASSERT_TRUE(wait_child(owner, kEventTimeout).has_value());
-  std::string last;
-  bool reaped = wait_for_outcome(runs_ + "/r1", "complete", kEventTimeout, &last);
-  EXPECT_TRUE(reaped) << "the run was reaped on a full disk, and 10 s after the runs folder has space again its "
-                         "receipt is not written; receipt.json: '" << last << "'";
-  for (const auto& [role, pid] : pids)
-    EXPECT_TRUE(wait_gone(pid, reaped ? 2000ms : 0ms)) << role << ": " << describe_process(pid);
+  ASSERT_NO_FATAL_FAILURE(end_owner(owner));
+  expect_r1_complete_and_gone(pids, kEventTimeout,
+                              "the run was reaped on a full disk, and 10 s after the runs folder has space again its "
+                              "receipt is not written");
 }
 
 // ---- 7. nervectl reconcile ------------------------------------------------------------------------
@@ -799,34 +798,23 @@ TEST_F(Reconcile, PrintsOneLinePerRunWithWhatItDid) {
   pid_t kept = ctl_background("kept", {"launch", "--keep", "r-kept", "--", kEscaper, "--pidfile", path("kept.pid")});
   ASSERT_EQ(await_pidfile(path("kept.pid")), kept);
 
-  int in[2];
-  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-  for (const char* d : {"m-orphan", "m-gone"}) ASSERT_EQ(::mkdir(path(d).c_str(), 0700), 0);
-  std::string cmd = "'" + kNervectl + "' launch --grace " + kShortGraceArg + " orphan -- '" + kEscaper + "' --markers '" + path("m-orphan") +
-                    "' </dev/null & '" + kNervectl + "' launch --grace " + kShortGraceArg + " gone -- '" + kEscaper + "' --markers '" +
-                    path("m-gone") + "' </dev/null & read line";
-  SpawnSpec spec = command({"sh", "-c", cmd});
-  spec.stdin_fd = in[0];
-  pid_t owner = spawn(spec);
-  track(owner, false);
-  ::close(in[0]);
-  auto orphan_pids = await_markers(path("m-orphan"));
-  auto gone_pids = await_markers(path("m-gone"));
+  Owner owner = start_owner({"orphan", "gone"});
+  auto orphan_pids = owned_markers("orphan");
+  auto gone_pids = owned_markers("gone");
   ASSERT_EQ(orphan_pids.size(), 4u);
   ASSERT_EQ(gone_pids.size(), 4u);
-  ASSERT_EQ(record("orphan").owner.pid, owner);
-  ASSERT_EQ(record("gone").owner.pid, owner);
+  ASSERT_EQ(record("orphan").owner.pid, owner.pid);
+  ASSERT_EQ(record("gone").owner.pid, owner.pid);
 
   stop_nerved();
-  ::close(in[1]);
-  ASSERT_TRUE(wait_child(owner, kEventTimeout).has_value());
+  ASSERT_NO_FATAL_FAILURE(end_owner(owner));
   std::string stash = path("stash-orphan");
   ASSERT_EQ(::rename((runs_ + "/orphan").c_str(), stash.c_str()), 0);
   ASSERT_NO_FATAL_FAILURE(start_nerved());
   ASSERT_TRUE(wait_for_file(runs_ + "/gone/receipt.json")) << "startup did not reap the run whose owner died";
   ASSERT_EQ(ctl({"list"}).exit_code, 0);  // after the startup pass
   std::string log = nerved_log();
-  EXPECT_EQ(count_lines_with(log, {"reconcile: run gone: reaped", "owner pid " + std::to_string(owner) + " is gone",
+  EXPECT_EQ(count_lines_with(log, {"reconcile: run gone: reaped", "owner pid " + std::to_string(owner.pid) + " is gone",
                                    "complete"}),
             1)
       << log;

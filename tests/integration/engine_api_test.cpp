@@ -2,9 +2,8 @@
 // PropertiesChanged watched (subscribed before the Launch), output that always reaches EOF, runs that
 // never outlive the engine's bus connection, and bad input refused before anything is recorded.
 //
-// The test is its own engine: it talks to nerved with sdbus-c++ on its own connection and processes
-// that connection's events in a bounded loop of its own (poll on the connection's fd).
-#include "nerved_fixture.h"
+// The test is its own engine (AnEngine, engine_fixture.h).
+#include "engine_fixture.h"
 
 #include "base/host.h"
 
@@ -34,34 +33,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 
-const char* const kService = "org.nerve.Lifecycle1";
-const char* const kManagerPath = "/org/nerve/Lifecycle1";
-const char* const kManager = "org.nerve.Lifecycle1.Manager";
-const char* const kRunIface = "org.nerve.Lifecycle1.Run";
 const char* const kErrorPrefix = "org.nerve.Lifecycle1.Error.";
-constexpr std::uint64_t kGraceUsec = kShortGraceUsec;
 constexpr milliseconds kGrace = kShortGrace;
-
-using Options = std::map<std::string, sdbus::Variant>;
-
-// The object path of run RUN (docs/dbus-api.md, "Run object paths"), from libsystemd's own
-// sd_bus_path_encode, independently of nerved's bus_label.h.
-std::string run_path(const std::string& run) {
-  char* path = nullptr;
-  if (::sd_bus_path_encode((std::string(kManagerPath) + "/run").c_str(), run.c_str(), &path) < 0 || !path) return "";
-  std::string out = path;
-  std::free(path);
-  return out;
-}
-
-Options launch_options() {
-  Options o;
-  o["grace_usec"] = sdbus::Variant(kGraceUsec);
-  o["reap_on_exit"] = sdbus::Variant(true);
-  return o;
-}
-
-std::vector<std::string> plain_env() { return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C"}; }
 
 // A separate engine process with its own bus connection (the tests of an engine that dies). 'act'
 // makes its calls and returns the line it reports; then the process serves its connection (so what
@@ -108,133 +81,7 @@ std::vector<sdbus::UnixFd> null_stdio() {
   return stdio;
 }
 
-struct Exited {
-  std::string run;
-  int exit_code;
-  int signal;
-  std::string cause;
-};
-
-class AnEngine : public NervedTest {
- protected:
-  void TearDown() override {
-    // The engine's connection owns its runs; it goes before the fixture kills what is left.
-    run_proxies_.clear();
-    manager_.reset();
-    bus_.reset();
-    NervedTest::TearDown();
-  }
-
-  // The test's own connection and a proxy of the manager, subscribed to RunExited.
-  void connect() {
-    bus_ = sdbus::createSessionBusConnection();
-    manager_ = sdbus::createProxy(*bus_, kService, kManagerPath);
-    manager_->uponSignal("RunExited").onInterface(kManager).call([this](const std::string& run, int32_t code, int32_t sig, const std::string& cause) {
-      exited_.push_back({run, code, sig, cause});
-    });
-    manager_->finishRegistration();
-  }
-
-  // Subscribes to PropertiesChanged of RUN's object (which need not exist yet); State values are
-  // appended to states_[run].
-  sdbus::IProxy& watch_run(const std::string& run) {
-    auto proxy = sdbus::createProxy(*bus_, kService, run_path(run));
-    proxy->uponSignal("PropertiesChanged")
-        .onInterface("org.freedesktop.DBus.Properties")
-        .call([this, run](const std::string& iface, const std::map<std::string, sdbus::Variant>& changed,
-                          const std::vector<std::string>&) {
-          if (iface != kRunIface) return;
-          auto it = changed.find("State");
-          if (it != changed.end()) states_[run].push_back(it->second.get<std::string>());
-        });
-    proxy->finishRegistration();
-    run_proxies_[run] = std::move(proxy);
-    return *run_proxies_[run];
-  }
-
-  // Processes the connection's events until DONE() or TIMEOUT; DONE() at the end.
-  bool pump_until(const std::function<bool()>& done, milliseconds timeout = kEventTimeout) {
-    auto deadline = Clock::now() + timeout;
-    for (;;) {
-      while (bus_->processPendingRequest()) {
-      }
-      if (done()) return true;
-      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return done();
-      auto poll_data = bus_->getEventLoopPollData();
-      pollfd p{poll_data.fd, poll_data.events, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
-    }
-  }
-
-  std::optional<Exited> exited_of(const std::string& run) const {
-    for (const auto& e : exited_)
-      if (e.run == run) return e;
-    return std::nullopt;
-  }
-
-  bool saw_state(const std::string& run, const std::string& state) {
-    const auto& s = states_[run];
-    return std::find(s.begin(), s.end(), state) != s.end();
-  }
-
-  template <typename T>
-  T run_property(const std::string& run, const std::string& name) {
-    return run_proxies_.at(run)->getProperty(name).onInterface(kRunIface).get<T>();
-  }
-
-  // Launch on the test's connection with stdin /dev/null and OUT_FD as stdout and stderr. The fd
-  // copies made for the message are closed before it returns (so the caller's pipe can reach EOF).
-  std::pair<std::string, pid_t> launch(const std::string& run, const std::vector<std::string>& argv, int out_fd,
-                                       Options options = launch_options()) {
-    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0) throw std::runtime_error("open /dev/null");
-    sdbus::ObjectPath object;
-    std::uint32_t pid = 0;
-    {
-      std::vector<sdbus::UnixFd> stdio;
-      stdio.emplace_back(devnull, sdbus::adopt_fd);
-      stdio.emplace_back(out_fd);  // dup
-      stdio.emplace_back(out_fd);  // dup
-      manager_->callMethod("Launch")
-          .onInterface(kManager)
-          .withArguments(run, argv, plain_env(), tmp_, stdio, options)
-          .storeResultsTo(object, pid);
-    }
-    return {object, static_cast<pid_t>(pid)};
-  }
-
-  std::tuple<std::string, std::string> reap(const std::string& run, std::uint64_t grace_usec = 0) {
-    std::string outcome, receipt_text;
-    manager_->callMethod("Reap").onInterface(kManager).withArguments(run, grace_usec).storeResultsTo(outcome,
-                                                                                                      receipt_text);
-    return {outcome, receipt_text};
-  }
-
-  std::tuple<std::string, std::string> cancel(const std::string& run, int sig, std::uint64_t grace_usec = 0) {
-    std::string outcome, receipt_text;
-    manager_->callMethod("Cancel")
-        .onInterface(kManager)
-        .withArguments(run, static_cast<std::int32_t>(sig), grace_usec)
-        .storeResultsTo(outcome, receipt_text);
-    return {outcome, receipt_text};
-  }
-
-
-  // The pids in RUN's cgroup now, tracked for TearDown (escapers: they must be gone by then).
-  void track_run_processes(const std::string& run) {
-    std::istringstream procs(read_file(cgroup_folder(record(run).cgroup) + "/cgroup.procs").value_or(""));
-    for (pid_t pid; procs >> pid;) track(pid, true);
-  }
-
-  std::unique_ptr<sdbus::IConnection> bus_;
-  std::unique_ptr<sdbus::IProxy> manager_;
-  std::map<std::string, std::unique_ptr<sdbus::IProxy>> run_proxies_;
-  std::vector<Exited> exited_;
-  std::map<std::string, std::vector<std::string>> states_;
-};
-
-// The manager is the ObjectManager of the run objects: InterfacesAdded when a run
+// The manager is the ObjectManager of the run objects : InterfacesAdded when a run
 // appears, GetManagedObjects lists it, InterfacesRemoved when it is forgotten; the path is escaped as
 // sd_bus_path_encode escapes (a leading digit, '.', ':', '-').
 TEST_F(AnEngine, DiscoversRunsThroughTheObjectManagerWithSystemdEscapedPaths) {
@@ -389,42 +236,6 @@ TEST_F(AnEngine, IsToldWhichSignalKilledTheCommand) {
   EXPECT_EQ(exited_of("r1")->exit_code, -1);
   EXPECT_EQ(exited_of("r1")->signal, SIGKILL);
   EXPECT_EQ(run_property<std::int32_t>("r1", "ExitStatus"), 128 + SIGKILL);
-}
-
-// Commands that end at once race systemd's garbage collection of their empty scopes with nerved's
-// reap_on_exit. Whichever way that race goes, a run's own scope is never "another unit": every
-// receipt must say complete or no_scope, never refused. (Many launches, back to back, so that
-// systemd's clean-up of one run's scope overlaps nerved's reap of another.)
-TEST_F(AnEngine, LaunchingManyShortCommandsNeverGetsARunsOwnVanishingScopeRefused) {
-  ASSERT_NO_FATAL_FAILURE(connect());
-  constexpr int kRuns = 600;
-  for (int i = 0; i < kRuns; ++i) {
-    try {
-      launch("short" + std::to_string(i), {"true"}, STDERR_FILENO);
-    } catch (const sdbus::Error& e) {
-      FAIL() << "Launch " << i << " failed: " << e.getName() << ": " << e.getMessage();
-    }
-  }
-  std::map<std::string, std::string> bad;  // run -> outcome and error
-  auto deadline = Clock::now() + kEventTimeout;
-  for (int i = 0; i < kRuns; ++i) {
-    std::string run = "short" + std::to_string(i);
-    std::string file = runs_ + "/" + run + "/receipt.json";
-    // reap_on_exit writes the receipt; "reaped" is the state once it is final.
-    while ((!std::filesystem::exists(file) || to_string(record(run).state) != "reaped") && Clock::now() < deadline) {
-      struct timespec ts {0, 10'000'000};
-      ::nanosleep(&ts, nullptr);
-    }
-    if (!std::filesystem::exists(file)) {
-      bad[run] = "no receipt; state " + to_string(record(run).state);
-      continue;
-    }
-    Receipt r = receipt(run);
-    std::string outcome = to_string(r.outcome);
-    if (outcome != "complete" && outcome != "no_scope") bad[run] = outcome + ": " + r.error;
-  }
-  EXPECT_THAT(bad, IsEmpty()) << bad.size() << " of " << kRuns << " runs of `true` did not end complete or no_scope";
-  EXPECT_EQ(await_no_nerve_units(), "");
 }
 
 // 6. A background process that holds the engine's pipe must not keep the reader waiting once the

@@ -8,7 +8,6 @@
 
 #include <fcntl.h>
 #include <sdbus-c++/sdbus-c++.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,10 +33,6 @@ class Hardening : public NervedTest {
  protected:
   void TearDown() override {
     resume_manager();
-    if (!tmpfs_.empty()) {
-      ::umount2(tmpfs_.c_str(), MNT_DETACH);
-      tmpfs_.clear();
-    }
     NervedTest::TearDown();
   }
 
@@ -160,14 +155,6 @@ class Hardening : public NervedTest {
     stalled_ = -1;
   }
 
-  // A tmpfs of SIZE at PATH (in the test's own mount namespace; unmounted in TearDown).
-  void mount_small_tmpfs(const std::string& dir, const std::string& size) {
-    ASSERT_TRUE(::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) << dir;
-    ASSERT_EQ(::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0700").c_str()), 0)
-        << "mount tmpfs at " << dir << ": " << std::strerror(errno);
-    tmpfs_ = dir;
-  }
-
   // Fills the file system holding DIR until ENOSPC (one file, DIR/filler); true if it got full.
   static bool fill(const std::string& dir) {
     int fd = ::open((dir + "/filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -201,7 +188,6 @@ class Hardening : public NervedTest {
   std::string log() const { return read_file(nerved_log_).value_or(""); }
 
   pid_t stalled_ = -1;
-  std::string tmpfs_;
 };
 
 }  // namespace nerve::itest

@@ -1,10 +1,13 @@
 #include "nerved_fixture.h"
 
 #include "base/host.h"
+#include "process/sealing.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sdbus-c++/sdbus-c++.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,6 +137,9 @@ void NervedTest::TearDown() {
   }
   stop_nerved();
   reap_ended_children();
+  // After nerved, which holds the runs folder open; before the temp folder the mounts are in.
+  for (const auto& m : mounts_) ::umount2(m.c_str(), MNT_DETACH);
+  mounts_.clear();
 
   if (HasFailure()) {
     for (const auto& f : logs_) {
@@ -145,6 +151,20 @@ void NervedTest::TearDown() {
     std::error_code ec;
     std::filesystem::remove_all(tmp_, ec);
   }
+}
+
+void NervedTest::mount_small_tmpfs(const std::string& dir, const std::string& size) {
+  ASSERT_TRUE(::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) << "mkdir " << dir << ": " << std::strerror(errno);
+  const std::string options = "size=" + size + ",mode=0700";
+  int rc = ::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str());
+  if (rc != 0 && errno == EPERM && ::geteuid() != 0) {
+    const char* step = nullptr;
+    int err = unshare_with_own_user_namespace(CLONE_NEWNS, &step);
+    ASSERT_EQ(err, 0) << "a user + mount namespace of our own (" << step << "): " << std::strerror(err);
+    rc = ::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str());
+  }
+  ASSERT_EQ(rc, 0) << "mount tmpfs (" << options << ") at " << dir << ": " << std::strerror(errno);
+  mounts_.push_back(dir);
 }
 
 Output NervedTest::ctl(std::vector<std::string> args, Env env, milliseconds timeout) {

@@ -4,7 +4,8 @@
 // SetUp fails (never skips) when the test is not under a user manager, then starts nerved with
 // --ready-fd and waits for its READY line. Every process a test starts is tracked by pid and start
 // time; TearDown kills what is left of them by pid, checks that no escaper process survived, stops
-// nerved, prints the logs when the test failed, and removes the temp folder.
+// nerved, unmounts the test's small tmpfs, prints the logs when the test failed, and removes the temp
+// folder.
 #pragma once
 
 #include "record/record.h"
@@ -107,6 +108,14 @@ class NervedTest : public ::testing::Test {
 
   std::string path(const std::string& name) const { return tmp_ + "/" + name; }
 
+  // A tmpfs of SIZE ("64k", "1m") at DIR (made if missing), mode 0700, nosuid and nodev: a file system
+  // that fills up (ENOSPC) when a test wants it to. It is mounted in this test's own mount namespace
+  // (the harness gives each test one) and unmounted in TearDown once nerved is stopped. Unprivileged
+  // (scripts/test.sh's second pass, NERVE_HARNESS_USER), the test first enters a user and mount
+  // namespace of its own, mapping only its own uid and gid, as any user may: nerved, nervectl and the
+  // commands started from then on share them. A fatal failure if it cannot be mounted.
+  void mount_small_tmpfs(const std::string& dir, const std::string& size);
+
   std::string tmp_;          // the test's own temp folder
   std::string state_;        // tmp_/state: holds nothing but the runs folder
   std::string runs_;         // tmp_/state/runs: nerved's --runs-dir
@@ -126,6 +135,7 @@ class NervedTest : public ::testing::Test {
   };
   std::vector<Tracked> tracked_;
   std::vector<std::string> logs_;  // files printed when the test fails
+  std::vector<std::string> mounts_;  // mount_small_tmpfs's, unmounted in TearDown
 };
 
 }  // namespace nerve::itest

@@ -7,6 +7,7 @@
 #include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -237,7 +238,26 @@ bool wait_for_file(const std::string& path, milliseconds timeout) {
 }
 
 bool wait_folder_gone(const std::string& folder, milliseconds timeout) {
-  return eventually([&] { return ::access(folder.c_str(), F_OK) < 0 && errno == ENOENT; }, timeout);
+  auto gone = [&] { return ::access(folder.c_str(), F_OK) < 0 && errno == ENOENT; };
+  auto slash = folder.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : folder.substr(0, slash));
+  OwnedFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (in.get() < 0) throw std::runtime_error("inotify_init1");
+  // The watch first, then the check: a folder removed in between is still seen. rmdir tells the
+  // parent (IN_DELETE), on cgroupfs too; a parent removed with it tells itself (IN_DELETE_SELF).
+  auto deadline = Clock::now() + timeout;
+  if (::inotify_add_watch(in.get(), parent.c_str(), IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF) < 0)
+    return gone();
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    if (gone()) return true;
+    pollfd p{in.get(), POLLIN, 0};
+    int n = ::poll(&p, 1, remaining_ms(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return gone();
+    while (::read(in.get(), buf, sizeof buf) > 0) {
+    }
+  }
 }
 
 std::string read_until_eof(int fd, milliseconds timeout, bool* eof) {
@@ -343,13 +363,86 @@ std::string nerve_units() {
   return o.out;
 }
 
+namespace {
+
+// The user manager's UnitRemoved signals, on a session bus connection of its own. The manager sends
+// its unit signals only to subscribed clients: Subscribe is called (and undone by the manager when
+// the connection closes).
+class UnitRemovals {
+ public:
+  explicit UnitRemovals(Clock::time_point deadline) {
+    int r = ::sd_bus_open_user(&bus_);
+    if (r < 0) {
+      error_ = std::string("cannot connect to the session bus: ") + std::strerror(-r);
+      return;
+    }
+    r = ::sd_bus_match_signal(bus_, nullptr, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                              "org.freedesktop.systemd1.Manager", "UnitRemoved", &UnitRemovals::on_removed, this);
+    if (r < 0) {
+      error_ = std::string("cannot match UnitRemoved: ") + std::strerror(-r);
+      return;
+    }
+    sd_bus_message* call = nullptr;
+    sd_bus_error err = SD_BUS_ERROR_NULL;
+    r = ::sd_bus_message_new_method_call(bus_, &call, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                         "org.freedesktop.systemd1.Manager", "Subscribe");
+    if (r >= 0) r = ::sd_bus_call(bus_, call, std::max(remaining_ms(deadline), 1) * 1000ull, &err, nullptr);
+    if (r < 0) error_ = std::string("Subscribe: ") + (err.message ? err.message : std::strerror(-r));
+    ::sd_bus_error_free(&err);
+    ::sd_bus_message_unref(call);
+  }
+  UnitRemovals(const UnitRemovals&) = delete;
+  UnitRemovals& operator=(const UnitRemovals&) = delete;
+  ~UnitRemovals() { ::sd_bus_flush_close_unref(bus_); }
+
+  // Why the signals cannot be heard; empty when they can.
+  const std::string& error() const { return error_; }
+
+  // Waits until a nerve-* unit has been removed since the last call (true), or DEADLINE passed or the
+  // connection failed (false; error() says so).
+  bool await_one(Clock::time_point deadline) {
+    for (;;) {
+      int r;
+      while ((r = ::sd_bus_process(bus_, nullptr)) > 0) {
+      }
+      if (removed_ > 0) {
+        removed_ = 0;
+        return true;
+      }
+      if (r < 0) error_ = std::string("the session bus connection failed: ") + std::strerror(-r);
+      if (r < 0 || Clock::now() >= deadline) return false;
+      r = ::sd_bus_wait(bus_, static_cast<std::uint64_t>(remaining_ms(deadline)) * 1000u);
+      if (r < 0 && r != -EINTR) {
+        error_ = std::string("sd_bus_wait: ") + std::strerror(-r);
+        return false;
+      }
+    }
+  }
+
+ private:
+  static int on_removed(sd_bus_message* m, void* self, sd_bus_error*) {
+    const char* unit = nullptr;
+    if (::sd_bus_message_read(m, "so", &unit, nullptr) >= 0 && unit && std::strncmp(unit, "nerve-", 6) == 0)
+      ++static_cast<UnitRemovals*>(self)->removed_;
+    return 0;
+  }
+
+  sd_bus* bus_ = nullptr;
+  std::string error_;
+  int removed_ = 0;
+};
+
+}  // namespace
+
 std::string await_no_nerve_units(milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
+  // Subscribed before the first look: a unit removed after it is heard of.
+  UnitRemovals removals(deadline);
   for (;;) {
     std::string units = nerve_units();
     if (units.empty() || Clock::now() >= deadline) return units;
-    struct timespec ts {0, 50'000'000};
-    ::nanosleep(&ts, nullptr);
+    if (!removals.error().empty()) return units + "(cannot wait for their removal: " + removals.error() + ")";
+    removals.await_one(deadline);  // a nerve-* unit removed: look again
   }
 }
 

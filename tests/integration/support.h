@@ -1,7 +1,10 @@
 // Process and file helpers for the integration tests: start programs, wait for them and for files
-// with bounded, event-driven waits (pidfd, inotify, poll), and read process facts from /proc.
+// with bounded, event-driven waits (pidfd, inotify, poll on a pipe, the user manager's signals), and
+// read process facts from /proc.
 //
-// No helper sleeps for a fixed time. Every wait takes a timeout and reports whether the event came.
+// Every wait takes a timeout and reports whether its event came. One helper polls, and only it:
+// eventually(), which looks at a test's own predicate every 20 ms, for states that no event announces
+// (a record's field, a log line, a unit's property). Nothing else sleeps.
 #pragma once
 
 #include <sys/types.h>
@@ -86,8 +89,8 @@ Output run(SpawnSpec spec, milliseconds timeout = milliseconds{30'000});
 // Waits (inotify on the parent folder) until PATH exists. True if it did within TIMEOUT.
 bool wait_for_file(const std::string& path, milliseconds timeout = kEventTimeout);
 
-// Polls every 10 ms until FOLDER is gone (a removed cgroup folder sends no event one can watch for).
-// True if it went within TIMEOUT.
+// Waits (inotify on its parent: rmdir tells the parent, on cgroupfs too) until FOLDER is gone. True
+// if it went within TIMEOUT.
 bool wait_folder_gone(const std::string& folder, milliseconds timeout);
 
 // Reads from FD until EOF or TIMEOUT. Returns what was read; *eof tells whether
@@ -115,8 +118,8 @@ pid_t session_of(pid_t pid);
 // A short human description of a process for failure messages: "1234 (S, ppid 1, cgroup /x)".
 std::string describe_process(pid_t pid);
 
-// Polls PRED every 20 ms until it holds or TIMEOUT passed, for states no event announces (a unit going
-// inactive, a cgroup folder removed by systemd). True if it held in time.
+// The one bounded poll: PRED every 20 ms until it holds or TIMEOUT passed, for states that no event
+// announces (a unit going inactive, a line in a log, a field of a record). True if it held in time.
 bool eventually(const std::function<bool()>& pred, milliseconds timeout);
 
 // TEXT split into lines.
@@ -125,8 +128,9 @@ std::vector<std::string> lines_of(const std::string& text);
 // The nerve-* units the user manager knows, in any state, as systemctl prints them ("" when none).
 std::string nerve_units();
 
-// Bounded wait (systemd removes an inactive scope on its own schedule) until no nerve-* unit is
-// left; returns what is left otherwise.
+// Waits (the user manager's UnitRemoved signals, subscribed to first) until no nerve-* unit is left:
+// systemd removes an inactive scope on its own schedule. "" then; otherwise what is left at TIMEOUT
+// (or when the signals cannot be heard, with why).
 std::string await_no_nerve_units(milliseconds timeout = milliseconds{3000});
 
 // The nerve-* units that are not inactive, as "UNIT ACTIVE SUB" lines.

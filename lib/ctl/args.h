@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ctl/ctl.h"
+#include "ctl/verb_table.h"
 
 #include <string>
 #include <utility>

@@ -1,4 +1,4 @@
-// nervectl: a table of verbs (verbs.cpp), each a few bus calls to nerved plus formatting. It holds no
+// nervectl: a table of verbs (verb_table.h), each a few bus calls to nerved plus formatting. It holds no
 // logic nerved has; the run-id check here is only a convenience, nerved checks again.
 //
 // Exit codes: 0 success; 1 nerved answered with an error (or reap: refused; doctor: a required check
@@ -79,7 +79,7 @@ struct VerbArgs {
   std::vector<std::string> cmd;
 };
 
-// One verb of nervectl: everything its parser and its help need (verbs.cpp); what runs it is found
+// One verb of nervectl: everything its parser and its help need (verb_table.h); what runs it is found
 // by its name (ctl.cpp; the front runs launch and the verbs of one run itself, front.h).
 struct Verb {
   const char* name;
@@ -88,7 +88,6 @@ struct Verb {
   Operands operands;
 };
 
-const std::vector<Verb>& verbs();
 // nervectl-full's main: every verb, with sdbus-c++ (the front execs it for the verbs it leaves).
 int ctl_main(int argc, char** argv);
 

@@ -1,10 +1,12 @@
 // The table of nervectl's verbs: name, summary, options and operands (ctl.cpp says which handler
 // runs each, verb_handlers.h which file holds it).
+#pragma once
+
 #include "ctl/ctl.h"
 
 namespace nerve::ctl {
 
-const std::vector<Verb>& verbs() {
+inline const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
       {"launch", "run CMD in a new scope for RUN: exec in place, or with --wait supervise it and reap on exit or signal",
        {Opt::Wait, Opt::Grace, Opt::Keep, Opt::Sealed, Opt::Property, Opt::Timeout, Opt::Slice},

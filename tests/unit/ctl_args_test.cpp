@@ -172,6 +172,26 @@ TEST(NervectlArgs, LaunchNeedsTheSeparatorAndACommand) {
   expect_usage_error({"launch", "r1", "true"}, "too many arguments");
 }
 
+TEST(NervectlArgs, SliceTakesSetAnOptionalSliceAndAtLeastOneProperty) {
+  Parsed p = parse({"slice", "set", "a.slice", "-p", "MemoryMax=1G", "--property", "CPUWeight=50"});
+  ASSERT_NE(p.verb, nullptr) << p.err;
+  EXPECT_STREQ(p.verb->name, "slice");
+  EXPECT_EQ(p.args.slice_operand, "a.slice");
+  EXPECT_EQ(p.args.controls.properties, (std::vector<std::string>{"MemoryMax=1G", "CPUWeight=50"}));
+  EXPECT_EQ(p.args.run, "");
+  Parsed q = parse({"slice", "-p", "TasksMax=9", "set"});
+  ASSERT_NE(q.verb, nullptr) << q.err;
+  EXPECT_EQ(q.args.slice_operand, "");
+  expect_usage_error({"slice"}, "expected 'set' after 'slice'");
+  expect_usage_error({"slice", "get", "-p", "X=1"}, "expected 'set' after 'slice'");
+  expect_usage_error({"slice", "set"}, "expected at least one -p KEY=VALUE");
+  expect_usage_error({"slice", "set", "a.slice", "b", "-p", "X=1"}, "too many arguments");
+  expect_usage_error({"slice", "set", "-x", "-p", "X=1"}, "unknown option '-x'");
+  expect_usage_error({"slice", "set", "--grace", "1", "-p", "X=1"}, "unknown option '--grace'");
+  expect_usage_error({"slice", "set", "-p", "X"}, "property 'X' is not KEY=VALUE");
+  EXPECT_THAT(parse({"slice", "--help"}).out, StartsWith("Usage: nervectl slice [--property KEY=VALUE] set [SLICE]\n"));
+}
+
 TEST(NervectlArgs, AnUnknownOptionIsAUsageErrorThatNamesIt) {
   expect_usage_error({"reap", "--frobnicate", "r1"}, "unknown option '--frobnicate'");
   expect_usage_error({"list", "--grace", "1"}, "unknown option '--grace'");

@@ -72,14 +72,14 @@ const OptionText& text_of(Opt opt) {
   return *std::find_if(std::begin(kOptions), std::end(kOptions), [&](const OptionText& t) { return t.opt == opt; });
 }
 
-const char* operands_text(Operands o) {
-  switch (o) {
-    case Operands::None: return "";
-    case Operands::Run: return " RUN";
-    case Operands::RunAndCommand: return " RUN -- CMD [ARG...]";
-    case Operands::SliceSet: return " set [SLICE]";
+// " RUN", " RUN -- CMD [ARG...]", " set [SLICE]": each word, in brackets if it may be left out.
+std::string operands_text(const Operands& o) {
+  std::string s;
+  for (unsigned i = 0; i < o.max; ++i) {
+    std::string word = i == 0 && o.sub ? o.sub : o.name;
+    s += " " + (i < o.min ? word : "[" + word + "]");
   }
-  return "";
+  return o.command ? s + " -- CMD [ARG...]" : s;
 }
 
 std::string version_text() { return "nervectl " NERVE_VERSION; }
@@ -142,15 +142,17 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
     if (o == Opt::Timeout) raw.timeout_opt = sub->add_option(t.name, raw.timeout, t.help)->type_name(t.value);
     if (o == Opt::Slice) sub->add_option(t.name, a.controls.slice, t.help)->type_name(t.value);
   }
-  if (verb.operands != Operands::None && verb.operands != Operands::SliceSet) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
+  if (verb.operands.max > 0 && !verb.operands.sub) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
 }
 
 // slice set [SLICE]: the words after the options.
-void finish_slice_set(const std::vector<std::string>& words, VerbArgs& a) {
+void finish_slice_set(const Verb& verb, const std::vector<std::string>& words, VerbArgs& a) {
+  const Operands& o = verb.operands;
   for (const auto& w : words)
     if (w.rfind("-", 0) == 0) throw UsageError{"unknown option '" + w + "'"};
-  if (words.empty() || words[0] != "set") throw UsageError{"expected 'set' after 'slice'"};
-  if (words.size() > 2) throw UsageError{"too many arguments"};
+  if (words.empty() || words[0] != o.sub)
+    throw UsageError{"expected '" + std::string(o.sub) + "' after '" + verb.name + "'"};
+  if (words.size() > o.max) throw UsageError{"too many arguments"};
   if (words.size() == 2) a.slice_operand = words[1];
   if (a.controls.properties.empty()) throw UsageError{"expected at least one -p KEY=VALUE"};
 }
@@ -170,39 +172,40 @@ void finish_controls(VerbArgs& a, const Raw& raw) {
 // The checks CLI11 does not make: extra words, the run id, the grace, the command.
 void finish(const Verb& verb, CLI::App& sub, VerbArgs& a, Raw& raw, bool separator) {
   finish_controls(a, raw);
-  if (verb.operands == Operands::SliceSet) return finish_slice_set(sub.remaining(), a);
+  const Operands& o = verb.operands;
+  if (o.sub) return finish_slice_set(verb, sub.remaining(), a);
   bool has_run = raw.run_opt && raw.run_opt->count() > 0;
   for (const auto& extra : sub.remaining()) {
     if (extra == "--") continue;  // CLI11 passes on the end-of-options mark with the extras
     if (extra.rfind("--", 0) == 0) throw UsageError{"unknown option '" + extra + "'"};
     // A word that starts with one '-' is a run id ("-x" is a valid one), as before CLI11.
-    if (verb.operands == Operands::None || has_run) throw UsageError{"too many arguments"};
+    if (o.max == 0 || has_run) throw UsageError{"too many arguments"};
     raw.run = extra;
     has_run = true;
   }
-  if (verb.operands != Operands::None && !has_run) throw UsageError{"missing RUN"};
+  if (o.min > 0 && !has_run) throw UsageError{"missing " + std::string(o.name)};
   if (has_run) a.run = checked_run(raw.run);
   if (raw.grace_opt && raw.grace_opt->count() > 0) a.grace_usec = parse_grace(raw.grace);
   if (raw.signal_opt && raw.signal_opt->count() > 0) a.signal = parse_signal(raw.signal);
   if (raw.json_opt && raw.json_opt->count() > 0) a.json = parse_json_mode(raw.json);
-  if (verb.operands == Operands::RunAndCommand && (!separator || a.cmd.empty()))
+  if (o.command && (!separator || a.cmd.empty()))
     throw UsageError{"expected '-- CMD [ARG...]' after the run id"};
 }
 
-Parsed usage_error(const Verb* verb, const std::string& message) {
+Parsed usage_error(Verbs verbs, const Verb* verb, const std::string& message) {
   Parsed p;
   p.exit_code = kExitUsage;
   if (verb)
     p.err = "nervectl " + std::string(verb->name) + ": " + message + "\nUsage: nervectl " + synopsis(*verb) + "\n";
   else
-    p.err = "nervectl: " + message + "\n\n" + help_text();
+    p.err = "nervectl: " + message + "\n\n" + help_text(verbs);
   return p;
 }
 
-Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
+Parsed parse_verb(Verbs verbs, const Verb* verb, std::vector<std::string> args) {
   Parsed p;
   bool separator = false;
-  if (verb && verb->operands == Operands::RunAndCommand) {
+  if (verb && verb->operands.command) {
     auto sep = std::find(args.begin() + 1, args.end(), "--");
     separator = sep != args.end();
     if (separator) p.args.cmd.assign(sep + 1, args.end());
@@ -210,22 +213,22 @@ Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
   }
   CLI::App app("nervectl", "nervectl");
   app.set_version_flag("--version", version_text());
-  app.formatter_fn([](const CLI::App* a, std::string, CLI::AppFormatMode) {
-    const Verb* v = find_verb(a->get_name());
-    return v ? verb_help_text(*v) : help_text();
+  app.formatter_fn([verbs](const CLI::App* a, std::string, CLI::AppFormatMode) {
+    const Verb* v = find_verb(verbs, a->get_name());
+    return v ? verb_help_text(*v) : help_text(verbs);
   });
   Raw raw;
   if (verb) add_verb(app, *verb, p.args, raw);
   if (auto exit = parse_cli(app, args, version_text())) {
-    if (exit->code != 0) return usage_error(verb, exit->message);
+    if (exit->code != 0) return usage_error(verbs, verb, exit->message);
     p.out = exit->out;
     return p;
   }
-  if (!verb) return usage_error(nullptr, "missing VERB");
+  if (!verb) return usage_error(verbs, nullptr, "missing VERB");
   try {
     finish(*verb, *app.get_subcommand(verb->name), p.args, raw, separator);
   } catch (const UsageError& e) {
-    return usage_error(verb, e.message);
+    return usage_error(verbs, verb, e.message);
   }
   p.verb = verb;
   return p;
@@ -233,8 +236,8 @@ Parsed parse_verb(const Verb* verb, std::vector<std::string> args) {
 
 }  // namespace
 
-const Verb* find_verb(const std::string& name) {
-  for (const auto& v : verbs())
+const Verb* find_verb(Verbs verbs, const std::string& name) {
+  for (const auto& v : verbs)
     if (name == v.name) return &v;
   return nullptr;
 }
@@ -252,7 +255,7 @@ std::string synopsis(const Verb& verb) {
   return s + operands_text(verb.operands);
 }
 
-std::string help_text() {
+std::string help_text(Verbs verbs) {
   std::string s =
       "Usage: nervectl VERB [OPTIONS] ...\n\n"
       "Starts workflow runs inside systemd user scopes and reaps them completely, through nerved.\n\n"
@@ -260,7 +263,7 @@ std::string help_text() {
       "  -h, --help  print this help (after a verb: the verb's help) and exit\n"
       "  --version   print the version and exit\n\n"
       "Verbs:\n";
-  for (const auto& v : verbs()) {
+  for (const auto& v : verbs) {
     std::string name = v.name;
     s += "  " + name + std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') + v.summary + "\n";
   }
@@ -281,23 +284,24 @@ std::string verb_help_text(const Verb& verb) {
   return s + "  -h, --help       print this help and exit\n";
 }
 
-Parsed parse_args(const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error(nullptr, "missing VERB");
+Parsed parse_args(Verbs verbs, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error(verbs, nullptr, "missing VERB");
   if (args[0] == "help") {
     Parsed p;
-    p.out = help_text();
+    p.out = help_text(verbs);
     return p;
   }
-  const Verb* verb = find_verb(args[0]);
-  if (!verb && args[0].rfind("-", 0) != 0) return usage_error(nullptr, "unknown verb '" + args[0] + "'");
-  return parse_verb(verb, args);
+  const Verb* verb = find_verb(verbs, args[0]);
+  if (!verb && args[0].rfind("-", 0) != 0) return usage_error(verbs, nullptr, "unknown verb '" + args[0] + "'");
+  return parse_verb(verbs, verb, args);
 }
 
-Parsed parse_and_print(int argc, char** argv) {
-  Parsed p = parse_args(std::vector<std::string>(argv + 1, argv + argc));
+int dispatch(Verbs verbs, int argc, char** argv) {
+  Parsed p = parse_args(verbs, std::vector<std::string>(argv + 1, argv + argc));
   std::fputs(p.out.c_str(), stdout);
   std::fputs(p.err.c_str(), stderr);
-  return p;
+  if (!p.verb) return p.exit_code;
+  return p.verb->handler.run(Call{*p.verb, p.args, argv});
 }
 
 }  // namespace nerve::ctl

@@ -1,5 +1,5 @@
-// nervectl's command line, parsed (with CLI11) against the table of verbs, without any bus call, so
-// that it can be tested on its own. Every bad value is a usage error (exit 2) whose message quotes it.
+// nervectl's command line, parsed (with CLI11) against the table of verbs (verb_table.h), without any
+// bus call, so that it can be tested on its own; and the one call that runs a verb. Every bad value is a usage error (exit 2) whose message quotes it.
 //
 // The help has a fixed shape that other tools read (the man-page check):
 //   `nervectl --help`: "Usage:" line, description, "Options:", then "Verbs:" with one verb per line
@@ -25,13 +25,13 @@ struct Parsed {
 };
 
 // ARGS is argv without the program name.
-Parsed parse_args(const std::vector<std::string>& args);
-// parse_args of a program's command line, with its help or usage error already printed (the two
-// mains, ctl.cpp and front.cpp, start so).
-Parsed parse_and_print(int argc, char** argv);
+Parsed parse_args(Verbs verbs, const std::vector<std::string>& args);
+// A program's command line parsed against its table, its help or usage error printed, and its verb's
+// handler run: the whole of the two mains (front.cpp, full/ctl.cpp). Returns the exit code.
+int dispatch(Verbs verbs, int argc, char** argv);
 
-// The verb of that name in the table (verbs()), or nullptr.
-const Verb* find_verb(const std::string& name);
+// The verb of that name in the table, or nullptr.
+const Verb* find_verb(Verbs verbs, const std::string& name);
 
 // A -p KEY=VALUE (checked by parse_args: it has a '=' after a KEY) as (KEY, VALUE).
 std::pair<std::string, std::string> split_property(const std::string& key_value);
@@ -40,7 +40,7 @@ std::pair<std::string, std::string> split_property(const std::string& key_value)
 std::string synopsis(const Verb& verb);
 
 // The help texts described above.
-std::string help_text();
+std::string help_text(Verbs verbs);
 std::string verb_help_text(const Verb& verb);
 
 }  // namespace nerve::ctl

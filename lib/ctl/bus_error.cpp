@@ -35,7 +35,7 @@ int report_bus_error(const Verb& verb, const BusFailure& failure) {
   int code;
   std::string msg = explain(failure.name, failure.message, code);
   std::fprintf(stderr, "nervectl %s: %s\n", verb.name, msg.c_str());
-  if (verb.operands == Operands::RunAndCommand) {
+  if (verb.operands.command) {
     std::fprintf(stderr, "nervectl %s: the command was not started.\n", verb.name);
     return kExitNotLaunched;
   }

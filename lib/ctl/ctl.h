@@ -1,4 +1,4 @@
-// nervectl: a table of verbs (verbs.cpp), each a few bus calls to nerved plus formatting. It holds no
+// nervectl: a table of verbs (verb_table.h), each a few bus calls to nerved plus formatting. It holds no
 // logic nerved has; the run-id check here is only a convenience, nerved checks again.
 //
 // Exit codes: 0 success; 1 nerved answered with an error (or reap: refused; doctor: a required check
@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,21 @@ enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Signal, Js
 // --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
 enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
 
-// What a verb takes after its options: nothing, a run id, a run id, "--" and a command, or (slice)
-// the word "set" and an optional slice name.
-enum class Operands { None, Run, RunAndCommand, SliceSet };
+// What a verb takes after its options: from `min` to `max` words and then, with `command`,
+// "-- CMD [ARG...]". Each word is a `name` (a run id, RUN, of which VerbArgs holds one), except that a
+// verb with a sub-verb (slice) takes that word first (`sub`: "set") and then an optional `name`.
+struct Operands {
+  unsigned min = 0;
+  unsigned max = 0;
+  const char* sub = nullptr;
+  const char* name = "RUN";
+  bool command = false;
+};
+
+inline constexpr Operands kNoOperands{};
+inline constexpr Operands kRun{1, 1};
+inline constexpr Operands kRunAndCommand{1, 1, nullptr, "RUN", true};
+inline constexpr Operands kSliceSet{1, 2, "set", "SLICE"};
 
 // A run's controls as given on the command line (-p, --timeout, --slice); nerved checks them.
 struct RunControlArgs {
@@ -79,17 +92,42 @@ struct VerbArgs {
   std::vector<std::string> cmd;
 };
 
-// One verb of nervectl: everything its parser and its help need (verbs.cpp); what runs it is found
-// by its name (ctl.cpp; the front runs launch and the verbs of one run itself, front.h).
+struct Verb;
+
+// One run of a verb: its row, its checked arguments and the program's command line (which the front
+// hands on unchanged to nervectl-full).
+struct Call {
+  const Verb& verb;
+  const VerbArgs& args;
+  char** argv;
+};
+
+// Which program runs a verb: the front (`nervectl`, lib/ctl), nervectl-full (lib/ctl/full), or the
+// front except with --wait (launch). nervectl-full runs every verb, the front's too, when it is called.
+enum class RunsIn { Front, Full, FrontUnlessWait };
+
+// A verb's handler in the program being built (verb_table.h): in the front, a verb of nervectl-full
+// is `hand_on` (front.h), the exec of nervectl-full with the same command line.
+struct Handler {
+  RunsIn runs_in;
+  int (*run)(const Call&);
+};
+
+// One row of the table of verbs (verb_table.h): everything its parser, its help and its dispatch need.
 struct Verb {
   const char* name;
   const char* summary;
-  std::vector<Opt> options;
   Operands operands;
+  std::vector<Opt> options;
+  Handler handler;
 };
 
-const std::vector<Verb>& verbs();
-// nervectl-full's main: every verb, with sdbus-c++ (the front execs it for the verbs it leaves).
+// The table of verbs as one program has it (front.h's front_verbs, full_verbs below).
+using Verbs = std::span<const Verb>;
+
+// nervectl-full's table and main: every verb, with sdbus-c++ (the front execs it for the verbs it
+// leaves).
+Verbs full_verbs();
 int ctl_main(int argc, char** argv);
 
 }  // namespace nerve::ctl

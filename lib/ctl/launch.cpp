@@ -67,7 +67,8 @@ bool in_scope(const std::string& run, const std::string& cgroup) {
 
 }  // namespace
 
-int launch(const VerbArgs& a) {
+int launch(const Call& c) {
+  const VerbArgs& a = c.args;
   const std::string& run = a.run;
   // A relaunch first reaps the earlier attempt, with this grace: the call may wait that long.
   LeanCall call("Contain", reap_call_timeout_usec(a.grace_usec));
@@ -75,7 +76,7 @@ int launch(const VerbArgs& a) {
   const char *unit = nullptr, *invocation = nullptr, *cgroup = nullptr;
   unsigned attempt = 0;
   if (!call.read("sssu", &unit, &invocation, &cgroup, &attempt))
-    return report_bus_error(*find_verb("launch"), call.failure());
+    return report_bus_error(c.verb, call.failure());
   if (!in_scope(run, cgroup)) return kExitNotLaunched;
   set_run_environment(run, attempt, invocation);
   std::string unit_name = unit;

@@ -1,6 +1,7 @@
 // nervectl's command line: every verb, its options, help and version, and every kind of bad input
 // (exit 2 with a message that quotes the bad value). No bus: parse_args makes no call.
 #include "ctl/args.h"
+#include "ctl/front.h"
 #include "generated/nerve_version.h"
 
 #include <gmock/gmock.h>
@@ -12,12 +13,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-Parsed parse(std::vector<std::string> args) { return parse_args(args); }
+Parsed parse(std::vector<std::string> args) { return parse_args(front_verbs(), args); }
 
 // A usage error: exit 2, nothing to run, nothing on stdout, MESSAGE and the verb's usage on stderr.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
   SCOPED_TRACE(::testing::PrintToString(args));
-  Parsed p = parse_args(args);
+  Parsed p = parse_args(front_verbs(), args);
   EXPECT_EQ(p.verb, nullptr);
   EXPECT_EQ(p.exit_code, kExitUsage);
   EXPECT_EQ(p.out, "");
@@ -171,6 +172,26 @@ TEST(NervectlArgs, LaunchNeedsTheSeparatorAndACommand) {
   expect_usage_error({"launch", "r1", "true"}, "too many arguments");
 }
 
+TEST(NervectlArgs, SliceTakesSetAnOptionalSliceAndAtLeastOneProperty) {
+  Parsed p = parse({"slice", "set", "a.slice", "-p", "MemoryMax=1G", "--property", "CPUWeight=50"});
+  ASSERT_NE(p.verb, nullptr) << p.err;
+  EXPECT_STREQ(p.verb->name, "slice");
+  EXPECT_EQ(p.args.slice_operand, "a.slice");
+  EXPECT_EQ(p.args.controls.properties, (std::vector<std::string>{"MemoryMax=1G", "CPUWeight=50"}));
+  EXPECT_EQ(p.args.run, "");
+  Parsed q = parse({"slice", "-p", "TasksMax=9", "set"});
+  ASSERT_NE(q.verb, nullptr) << q.err;
+  EXPECT_EQ(q.args.slice_operand, "");
+  expect_usage_error({"slice"}, "expected 'set' after 'slice'");
+  expect_usage_error({"slice", "get", "-p", "X=1"}, "expected 'set' after 'slice'");
+  expect_usage_error({"slice", "set"}, "expected at least one -p KEY=VALUE");
+  expect_usage_error({"slice", "set", "a.slice", "b", "-p", "X=1"}, "too many arguments");
+  expect_usage_error({"slice", "set", "-x", "-p", "X=1"}, "unknown option '-x'");
+  expect_usage_error({"slice", "set", "--grace", "1", "-p", "X=1"}, "unknown option '--grace'");
+  expect_usage_error({"slice", "set", "-p", "X"}, "property 'X' is not KEY=VALUE");
+  EXPECT_THAT(parse({"slice", "--help"}).out, StartsWith("Usage: nervectl slice [--property KEY=VALUE] set [SLICE]\n"));
+}
+
 TEST(NervectlArgs, AnUnknownOptionIsAUsageErrorThatNamesIt) {
   expect_usage_error({"reap", "--frobnicate", "r1"}, "unknown option '--frobnicate'");
   expect_usage_error({"list", "--grace", "1"}, "unknown option '--grace'");
@@ -203,17 +224,17 @@ TEST(NervectlArgs, HelpListsEveryVerbOnALineOfItsOwn) {
     for (std::size_t start = 0; start < section.size(); ++i) {
       auto end = section.find('\n', start);
       std::string line = section.substr(start, end - start);
-      ASSERT_LT(i, verbs().size()) << line;
-      EXPECT_THAT(line, StartsWith("  " + std::string(verbs()[i].name) + " ")) << line;
-      EXPECT_THAT(line, HasSubstr(verbs()[i].summary));
+      ASSERT_LT(i, front_verbs().size()) << line;
+      EXPECT_THAT(line, StartsWith("  " + std::string(front_verbs()[i].name) + " ")) << line;
+      EXPECT_THAT(line, HasSubstr(front_verbs()[i].summary));
       start = end == std::string::npos ? section.size() : end + 1;
     }
-    EXPECT_EQ(i, verbs().size()) << section;
+    EXPECT_EQ(i, front_verbs().size()) << section;
   }
 }
 
 TEST(NervectlArgs, VerbHelpShowsTheSynopsisAndEveryOption) {
-  for (const Verb& v : verbs()) {
+  for (const Verb& v : front_verbs()) {
     SCOPED_TRACE(v.name);
     Parsed p = parse({v.name, "--help"});
     EXPECT_EQ(p.verb, nullptr);

@@ -1,7 +1,12 @@
-#include "ctl/full/doctor.h"
+// `nervectl doctor`: whether this host has what nerve needs, one line per check (ok, FAIL, WARN,
+// INFO) and, when a check fails, what to do. The checks are a table here, in the order a
+// run needs them: session bus, user manager, cgroup2, controllers, nerved, runs folder, a probe
+// scope (created, checked and reaped through nerved), sealing. Exit 0 when every required check
+// passed, 1 otherwise; --json prints an array of {check, status, detail, hint} instead.
 
 #include "ctl/full/client.h"
 #include "ctl/output.h"
+#include "ctl/verb_handlers.h"
 
 #include "process/held_child.h"
 #include "base/host.h"

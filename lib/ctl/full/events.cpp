@@ -1,5 +1,6 @@
 #include "base/timestamps.h"
 #include "ctl/full/events.h"
+#include "ctl/verb_handlers.h"
 
 #include "ctl/output.h"
 

@@ -2,6 +2,7 @@
 
 #include "ctl/full/client.h"
 #include "ctl/full/control_options.h"
+#include "ctl/verb_handlers.h"
 #include "ctl/exec_command.h"
 #include "base/fd.h"
 #include "process/held_child.h"
@@ -293,5 +294,9 @@ class Supervisor {
 }  // namespace
 
 int supervise(Context& ctx, const SuperviseRequest& req) { return Supervisor(ctx, req).run(); }
+
+int launch_waiting(Context& ctx, const VerbArgs& a) {
+  return supervise(ctx, SuperviseRequest{a.run, a.grace_usec, a.keep, a.cmd, a.sealed, a.controls});
+}
 
 }  // namespace nerve::ctl

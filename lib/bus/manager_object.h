@@ -11,6 +11,7 @@
 #include "generated/nerve-adaptor.h"
 #include "run/process_launcher.h"
 #include "base/run_controls.h"
+#include "bus/run_options.h"
 #include "system/systemd.h"
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -68,21 +69,17 @@ class ManagerObject
   bool SealingAvailable() override;
   std::string SealingDetail() override;
 
-  // The request of a Contain: the caller's pid and owner, and its options.
-  ContainRequest contain_request(const std::string& run, uint64_t grace_usec,
-                                 const std::map<std::string, sdbus::Variant>& options);
-  // The owner named by the option owner_bus_name, checked against the caller 'pid'.
-  Owner bus_owner(const sdbus::Variant& value, pid_t pid);
-  // The pid of the process behind a bus name, or 0.
-  pid_t pid_of_bus_name(const std::string& name);
-  // Checks Launch's arguments and turns them into a request.
-  LaunchRequest launch_request(const std::string& run, std::vector<std::string> argv, std::vector<std::string> env,
-                               std::string cwd, const std::vector<sdbus::UnixFd>& stdio,
-                               const std::map<std::string, sdbus::Variant>& options);
-  // Launch's options: grace_usec, reap_on_exit, keep, sealed.
-  static void set_launch_options(LaunchRequest& req, const std::map<std::string, sdbus::Variant>& options);
-  // The slice and default properties of a run before its own options.
-  RunControls default_controls() const;
+  // Contain once its caller is known: the caller's pid and uid checked, sealing, the owner.
+  void contain_as(const AsyncReply<std::string, std::string, std::string, uint32_t>& reply, RunOptions opts,
+                  const BusCaller& caller);
+  // The owner named by owner_bus_name: a unique name of the parent of the process 'caller'. Asks its pid
+  // (BusCallers: asynchronous, kept), then 'done' with the Owner, or InvalidArgument quoting it.
+  void bus_owner(const std::string& name, pid_t caller, std::function<void(Result<Owner>)> done);
+  // Launch once its caller is known.
+  void launch_as(const AsyncReply<sdbus::ObjectPath, uint32_t>& reply, LaunchRequest req, const std::string& sender,
+                 const BusCaller& caller);
+  // A request before its options: 'run', nerved's slice, properties and grace.
+  ContainRequest run_defaults(const std::string& run) const;
   // Gives 'reply' a ticket of the current message's sender (call_gate.h); false, with LimitExceeded
   // answered, when that sender has too many calls in flight.
   template <typename... Outs>
@@ -91,13 +88,17 @@ class ManagerObject
   // becomes the error reply of 'method'.
   template <typename... Outs>
   void in_turn(const char* method, AsyncReply<Outs...> reply, std::function<void()> work);
+  // Runs 'work' with the current call's caller once it is known (BusCallers: at once for a known
+  // client); a failure to know it, or an exception 'work' throws, becomes the error reply of 'method'.
+  template <typename... Outs>
+  void with_caller(const char* method, const AsyncReply<Outs...>& reply, std::function<void(const BusCaller&)> work);
+  // with_caller, and AccessDenied unless the caller has nerved's own uid.
+  template <typename... Outs>
+  void with_own_caller(const char* method, const AsyncReply<Outs...>& reply, std::function<void()> work);
   std::string current_sender();
-  // AccessDenied unless the current message comes from nerved's own uid.
-  void check_current_caller();
-  // Reap and Cancel.
   // Reap, Cancel and ReapAttempt ('attempt' 0: any).
-  void final_reap(sdbus::Result<std::string, std::string>&& result, const std::string& run, int signal,
-                  uint64_t grace_usec, Cause cause, unsigned attempt = 0);
+  void final_reap(const char* method, sdbus::Result<std::string, std::string>&& result, const std::string& run,
+                  int signal, uint64_t grace_usec, Cause cause, unsigned attempt = 0);
 
   Lifecycle& lifecycle_;
   ProcessLauncher& launcher_;

@@ -1,6 +1,7 @@
 #include "bus/run_objects.h"
 
 #include "base/bus_label.h"
+#include "system/sdbus_compat.h"
 
 #include <spdlog/spdlog.h>
 #include <systemd/sd-bus.h>
@@ -14,20 +15,6 @@ namespace nerve {
 namespace {
 constexpr const char* kPrefix = "/org/nerve/Lifecycle1/run";
 constexpr const char* kInterface = "org.nerve.Lifecycle1.Run";
-
-// The sd_bus under an sdbus-c++ connection (sdbus-c++ 1.2 has no accessor for it): the bus of a
-// message made on it. Message::msg_ is protected; a member pointer named through a subclass reads it.
-struct MessageAccess : sdbus::Message {
-  static void* raw(const sdbus::Message& m) { return m.*(&MessageAccess::msg_); }
-};
-
-sd_bus* sd_bus_of(sdbus::IConnection& bus) {
-  auto object = sdbus::createObject(bus, kPrefix);
-  sdbus::Signal probe = object->createSignal(kInterface, "Probe");
-  sd_bus* raw = ::sd_bus_message_get_bus(static_cast<sd_bus_message*>(MessageAccess::raw(probe)));
-  if (!raw) throw std::runtime_error("cannot reach the sd-bus connection of the session bus");
-  return ::sd_bus_ref(raw);
-}
 
 std::string run_of_path(const char* path) {
   char* label = nullptr;

@@ -40,12 +40,12 @@ int ProcessLauncher::exit_status(const std::string& run) const {
 
 void ProcessLauncher::launch(LaunchRequest req, Done done) {
   // A final run is refused before anything is forked: its exit status stays.
-  if (auto allowed = lifecycle_.may_launch(req.run); !allowed) return done(allowed.error());
+  if (auto allowed = lifecycle_.may_launch(req.contain.run); !allowed) return done(allowed.error());
   auto c = std::make_shared<Child>();
   try {
     c->held = spawn_held(req.spawn);
   } catch (const std::exception& e) {
-    return done(Error{error::ExecFailed, "cannot start the command of run " + quote_value(req.run) + ": " + e.what()});
+    return done(Error{error::ExecFailed, "cannot start the command of run " + quote_value(req.contain.run) + ": " + e.what()});
   }
   c->req = std::move(req);
   c->reply = ReplyOnce<pid_t>(std::move(done));
@@ -54,15 +54,8 @@ void ProcessLauncher::launch(LaunchRequest req, Done done) {
   // Watch the pidfd from the start: a child that dies while held is collected too.
   loop_.watch_fd(c->held.pidfd.get(), EPOLLIN, [this, c](std::uint32_t) { on_child_exit(c); });
 
-  ContainRequest creq;
-  creq.run = c->req.run;
+  ContainRequest creq = c->req.contain;
   creq.pid = pid;
-  creq.grace_usec = c->req.grace_usec;
-  creq.keep = c->req.keep;
-  creq.owner = c->req.owner;
-  creq.controls = c->req.controls;
-  creq.caller_pid = c->req.caller_pid;
-  creq.reap_on_exit = c->req.reap_on_exit;
   lifecycle_.contain(std::move(creq), [this, c](Result<ContainReply> reply) { on_contained(c, std::move(reply)); });
 }
 
@@ -77,8 +70,8 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
   }
   c->phase = Phase::Contained;
   c->attempt = reply->attempt;
-  exit_status_.erase(c->req.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
-  std::vector<std::string> run_env = {"NERVE_RUN=" + c->req.run, "NERVE_RUN_ATTEMPT=" + std::to_string(reply->attempt),
+  exit_status_.erase(c->req.contain.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
+  std::vector<std::string> run_env = {"NERVE_RUN=" + c->req.contain.run, "NERVE_RUN_ATTEMPT=" + std::to_string(reply->attempt),
                                       "INVOCATION_ID=" + reply->invocation_id};
   if (!release(c->held, run_env)) return;  // it died meanwhile; on_child_exit answers
   c->phase = Phase::Released;
@@ -96,7 +89,7 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   c->held.report.reset();
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
   if (!c->reply.pending()) return;
-  spdlog::info("run {}: command {} started as pid {}", c->req.run, c->req.spawn.argv[0], c->held.pid);
+  spdlog::info("run {}: command {} started as pid {}", c->req.contain.run, c->req.spawn.argv[0], c->held.pid);
   c->reply(c->held.pid);
 }
 
@@ -116,19 +109,19 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   if (c->phase == Phase::StartFailed) return;
   bool contained = c->phase != Phase::Containing;
   c->phase = Phase::StartFailed;
-  spdlog::warn("run {}: the command did not start: {}", c->req.run, why);
+  spdlog::warn("run {}: the command did not start: {}", c->req.contain.run, why);
   auto reply = [c, why](bool final) {
     // A Cancel or Reap that won the race made the run final: it cannot be launched again, so this is
     // not ExecFailed ("launch it again") but RunFinished.
     if (final)
-      return c->reply(Error{error::RunFinished, "run " + quote_value(c->req.run) +
+      return c->reply(Error{error::RunFinished, "run " + quote_value(c->req.contain.run) +
                                                     " was reaped while its command was starting; the command did "
                                                     "not start: " + why});
-    c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.run) + " did not start: " + why});
+    c->reply(Error{error::ExecFailed, "the command of run " + quote_value(c->req.contain.run) + " did not start: " + why});
   };
   if (!contained) return reply(false);
   // Answer once the record says failed, so an immediate retry of the same run id is a new attempt.
-  lifecycle_.abandon(c->req.run, c->attempt, reply);
+  lifecycle_.abandon(c->req.contain.run, c->attempt, reply);
 }
 
 void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
@@ -159,18 +152,18 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
   }
   // It exec'd; if it ended before the exec report was read, the launch succeeded all the same.
   c->reply(c->held.pid);
-  const std::string& run = c->req.run;
+  const std::string& run = c->req.contain.run;
   exit_status_[run] = sig ? 128 + sig : code;
   spdlog::info("run {}: command pid {} ended ({})", run, c->held.pid,
                sig ? "signal " + std::to_string(sig) : "exit " + std::to_string(code));
   if (exited_) exited_(run, code, sig);
-  if (c->req.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited, c->attempt);
+  if (c->req.contain.reap_on_exit) lifecycle_.reap_in_background(run, "reap on exit", Cause::Exited, c->attempt);
 }
 
 void ProcessLauncher::adopt(const Record& rec) {
   if (adopted_.count(rec.run) || rec.leader_pid <= 0 || rec.leader_start_time == 0) return;
   for (const auto& [pid, c] : children_)
-    if (c->req.run == rec.run) return;  // still nerved's own child (a reconcile while nerved runs)
+    if (c->req.contain.run == rec.run) return;  // still nerved's own child (a reconcile while nerved runs)
   pid_t pid = rec.leader_pid;
   // The pidfd first, then the start time: if it matches, the pidfd is of that very process.
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));

@@ -26,15 +26,11 @@
 
 namespace nerve {
 
+// A Launch: the command, and the Contain of its held child (all of it but the pid, which the spawn
+// gives; caller_pid is the bus caller's: a caller inside a run starts a child of that run).
 struct LaunchRequest {
-  std::string run;
+  ContainRequest contain;
   SpawnSpec spawn;
-  std::uint64_t grace_usec = kDefaultGraceUsec;
-  bool reap_on_exit = true;
-  bool keep = false;
-  Owner owner;
-  RunControls controls;  // properties, slice, timeout (run_controls.h)
-  pid_t caller_pid = 0;  // the bus caller's pid: a caller inside a run starts a child of that run
 };
 
 class ProcessLauncher {

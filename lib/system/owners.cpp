@@ -1,11 +1,14 @@
 #include "system/owners.h"
 
+#include "base/bus_names.h"
 #include "base/host.h"
+#include "system/sdbus_compat.h"
 
 #include <sdbus-c++/sdbus-c++.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,31 +46,73 @@ std::string describe(const Owner& o) {
 }
 
 OwnerWatcher::OwnerWatcher(EventLoop& loop, sdbus::IConnection& bus)
-    : loop_(loop), dbus_(sdbus::createProxy(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus")), bus_(bus) {}
+    : loop_(loop),
+      dbus_(sdbus::createProxy(bus, dbus_daemon::kService, dbus_daemon::kPath)),
+      sd_bus_(sd_bus_of(bus), &::sd_bus_unref) {}
+
+namespace {
+const std::string kNameOwnerChanged = std::string("type='signal',sender='") + dbus_daemon::kService + "',path='" +
+                                      dbus_daemon::kPath + "',interface='" + dbus_daemon::kInterface +
+                                      "',member='NameOwnerChanged'";
+}  // namespace
+
+std::shared_ptr<void> OwnerWatcher::add_name_match(const std::string& rule, const std::string& name) {
+  auto handler = [this](sd_bus_message* m) {
+    const char* lost = nullptr;
+    const char* old_owner = nullptr;
+    const char* new_owner = nullptr;
+    if (::sd_bus_message_read(m, "sss", &lost, &old_owner, &new_owner) < 0) return;
+    if (!*new_owner) on_name_lost(lost);
+  };
+  // dbus-daemon out of match rules (its limit per connection): every NameOwnerChanged then, rather
+  // than an owner's end missed; and the name is asked about again, after that match.
+  auto installed = [this, name](const sd_bus_error* e) {
+    if (!e || name.empty()) return;
+    spdlog::warn("cannot match NameOwnerChanged of {} alone ({}); matching every NameOwnerChanged", name,
+                 e->message ? e->message : e->name);
+    match_every_name();
+    ask_name_owner(name);
+  };
+  return add_match_async(sd_bus_.get(), rule, handler, installed);
+}
+
+void OwnerWatcher::match_every_name() {
+  if (!every_name_) every_name_ = add_name_match(kNameOwnerChanged, "");
+}
 
 bool OwnerWatcher::match_name(const std::string& name) {
   auto [it, added] = name_matches_.try_emplace(name);
   ++it->second.runs;
   idle_names_.remove(name);
   if (!added) return true;
-  std::string rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                     "interface='org.freedesktop.DBus',member='NameOwnerChanged'";
-  auto handler = [this](sdbus::Message& msg) {
-    std::string lost, old_owner, new_owner;
-    msg >> lost >> old_owner >> new_owner;
-    if (new_owner.empty()) on_name_lost(lost);
-  };
-  // AddMatch waits for dbus-daemon's answer: the match is in place before alive() asks.
+  // Without waiting (sdbus_compat.h): the NameHasOwner asked after it is answered with it in place.
   try {
-    it->second.slot = std::shared_ptr<void>(bus_.addMatch(rule + ",arg0='" + name + "'", handler));
+    it->second.slot = add_name_match(kNameOwnerChanged + ",arg0='" + name + "'", name);
   } catch (const sdbus::Error& e) {
-    // Out of match rules (dbus-daemon's limit per connection): every NameOwnerChanged then, rather
-    // than an owner's end missed.
     spdlog::warn("cannot match NameOwnerChanged of {} alone ({}); matching every NameOwnerChanged", name,
                  e.getMessage());
-    if (!every_name_) every_name_ = std::shared_ptr<void>(bus_.addMatch(rule, handler));
+    match_every_name();
   }
   return false;
+}
+
+void OwnerWatcher::ask_name_owner(const std::string& name) {
+  auto unknown = [name](const std::string& why) {
+    // Unknown is not gone: keep the runs; they are reaped when the name is seen to go.
+    spdlog::warn("cannot ask the bus about owner {}: {}; taking it as alive", name, why);
+  };
+  try {
+    dbus_->callMethodAsync("NameHasOwner")
+        .onInterface(dbus_daemon::kInterface)
+        .withArguments(name)
+        .withTimeout(dbus_daemon::kCallTimeout)
+        .uponReplyInvoke([this, name, unknown](const sdbus::Error* e, bool has) {
+          if (e) return unknown(e->getMessage());
+          if (!has) on_name_lost(name);  // gone before its match was in place
+        });
+  } catch (const sdbus::Error& e) {
+    unknown(e.getMessage());
+  }
 }
 
 void OwnerWatcher::unmatch_name(const std::string& name) {
@@ -110,9 +155,15 @@ bool OwnerWatcher::alive(const Owner& owner) {
   }
   if (owner.kind == OwnerKind::Bus) {
     if (owner.name.empty()) return false;
+    // The one call to dbus-daemon that waits (ARCHITECTURE.md, the loop): OwnerWatch::alive answers at
+    // once, for a reconciliation of a record with a bus owner, at most dbus_daemon::kCallTimeout.
     try {
       bool has = false;
-      dbus_->callMethod("NameHasOwner").onInterface("org.freedesktop.DBus").withArguments(owner.name).storeResultsTo(has);
+      dbus_->callMethod("NameHasOwner")
+          .onInterface(dbus_daemon::kInterface)
+          .withArguments(owner.name)
+          .withTimeout(dbus_daemon::kCallTimeout)
+          .storeResultsTo(has);
       return has;
     } catch (const sdbus::Error& e) {
       // Unknown is not gone: keep the run; it is reaped when the name is seen to go.
@@ -145,17 +196,13 @@ void OwnerWatcher::watch(const std::string& run, const Owner& owner, std::functi
       return;
     }
   } else if (owner.kind == OwnerKind::Bus) {
-    // Listen first, then ask: a name that goes after the question is seen by the signal.
-    // A name matched already is alive: its end would have removed the match.
+    // Listen first, then ask, neither waiting: a name that goes after the question is seen by the
+    // signal, one gone already by the answer. A name matched already is alive: its end would have
+    // removed the match.
     w.name = owner.name;
     bool matched = match_name(owner.name);
     watches_[run] = std::move(w);
-    if (matched || alive(owner)) return;
-    auto it = watches_.find(run);
-    auto fn = std::move(it->second.gone);
-    drop_match(owner.name);
-    watches_.erase(it);
-    loop_.add_timer(Clock::duration::zero(), std::move(fn));
+    if (!matched) ask_name_owner(owner.name);
     return;
   }
   loop_.add_timer(Clock::duration::zero(), std::move(w.gone));

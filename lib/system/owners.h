@@ -19,6 +19,8 @@
 #include <memory>
 #include <string>
 
+struct sd_bus;
+
 namespace sdbus {
 class IConnection;
 class IProxy;
@@ -63,6 +65,11 @@ class OwnerWatcher : public OwnerWatch {
   // unrelated client that comes or goes does not wake nerved. match_name is true when the name was
   // matched already (then it is alive: its end removes the match).
   bool match_name(const std::string& name);
+  // The NameOwnerChanged match 'rule' of 'name' ("": of every name), added without waiting.
+  std::shared_ptr<void> add_name_match(const std::string& rule, const std::string& name);
+  void match_every_name();
+  // NameHasOwner, asynchronous: the runs of a name that has no owner (any more) are gone.
+  void ask_name_owner(const std::string& name);
   void unmatch_name(const std::string& name);
   void drop_match(const std::string& name);
   void retry_watch(const std::string& run, const Owner& owner, std::function<void()> gone, int err);
@@ -76,6 +83,7 @@ class OwnerWatcher : public OwnerWatch {
   };
   EventLoop& loop_;
   std::unique_ptr<sdbus::IProxy> dbus_;
+  std::unique_ptr<sd_bus, sd_bus* (*)(sd_bus*)> sd_bus_;  // the session bus's, for its matches (sdbus_compat.h)
   std::map<std::string, Watch> watches_;
   struct NameMatch {
     std::shared_ptr<void> slot;
@@ -85,7 +93,6 @@ class OwnerWatcher : public OwnerWatch {
   static constexpr std::size_t kIdleNames = 64;
   std::list<std::string> idle_names_;  // matched names without runs now, oldest first
   std::shared_ptr<void> every_name_;  // only when a name's own match could not be added
-  sdbus::IConnection& bus_;
 };
 
 }  // namespace nerve

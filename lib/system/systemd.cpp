@@ -2,6 +2,7 @@
 
 #include "system/event_loop.h"
 #include "base/bus_label.h"
+#include "base/bus_names.h"
 #include "base/host.h"
 #include "system/systemd_link.h"
 
@@ -15,11 +16,11 @@
 namespace nerve {
 
 namespace {
-constexpr const char* kService = "org.freedesktop.systemd1";
-constexpr const char* kPath = "/org/freedesktop/systemd1";
-constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
-constexpr const char* kUnit = "org.freedesktop.systemd1.Unit";
-constexpr const char* kScope = "org.freedesktop.systemd1.Scope";
+using systemd1::kManager;
+using systemd1::kPath;
+using systemd1::kScope;
+using systemd1::kService;
+using systemd1::kUnit;
 constexpr const char* kProperties = "org.freedesktop.DBus.Properties";
 
 using Property = sdbus::Struct<std::string, sdbus::Variant>;

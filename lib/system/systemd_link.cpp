@@ -1,8 +1,11 @@
 #include "system/systemd_link.h"
 
-#include <dlfcn.h>
+#include "base/bus_names.h"
+#include "system/sdbus_compat.h"
+
 #include <sdbus-c++/sdbus-c++.h>
 #include <spdlog/spdlog.h>
+#include <systemd/sd-bus.h>
 
 #include <cctype>
 #include <cstdio>
@@ -10,33 +13,14 @@
 #include <stdexcept>
 #include <utility>
 
-struct sd_bus;
-
-namespace {
-thread_local bool g_direct_connection = false;
-}  // namespace
-
-// sdbus-c++ 1.2 (Debian 12) has no direct, peer-to-peer connection (createDirectBusConnection came in
-// 1.4): createSessionBusConnectionWithAddress always makes a bus client, which sends Hello first, and
-// the manager's private socket is no bus: it answers Hello with UnknownObject and the connection fails
-// ("Failed to flush bus on opening", EBADR). So while SystemdLink opens that one connection, the call
-// by which sdbus-c++ makes it a bus client makes it a plain peer connection instead, as systemctl's
-// own is. Every other connection is left as sdbus-c++ makes it.
-extern "C" int sd_bus_set_bus_client(sd_bus* bus, int b) {
-  using Fn = int (*)(sd_bus*, int);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "sd_bus_set_bus_client"));
-  return real(bus, g_direct_connection ? 0 : b);
-}
-
 namespace nerve {
 
 namespace {
-constexpr const char* kService = "org.freedesktop.systemd1";
-constexpr const char* kPath = "/org/freedesktop/systemd1";
-constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
-constexpr const char* kJobRemovedRule =
-    "type='signal',sender='org.freedesktop.systemd1',path='/org/freedesktop/systemd1',"
-    "interface='org.freedesktop.systemd1.Manager',member='JobRemoved'";
+using systemd1::kManager;
+using systemd1::kPath;
+using systemd1::kService;
+const std::string kJobRemovedRule = std::string("type='signal',sender='") + kService + "',path='" + kPath +
+                                    "',interface='" + kManager + "',member='JobRemoved'";
 
 // A D-Bus address value: every byte but [A-Za-z0-9_/.-] as %XX.
 std::string address_escape(const std::string& path) {
@@ -53,12 +37,9 @@ std::string address_escape(const std::string& path) {
   return out;
 }
 
+// Not a bus: sdbus-c++ 1.2 needs a workaround for that (sdbus_compat.h).
 std::unique_ptr<sdbus::IConnection> connect_direct(const std::string& socket) {
-  struct Direct {
-    Direct() { g_direct_connection = true; }
-    ~Direct() { g_direct_connection = false; }
-  } direct;
-  return sdbus::createSessionBusConnectionWithAddress("unix:path=" + address_escape(socket));
+  return create_direct_connection("unix:path=" + address_escape(socket));
 }
 }  // namespace
 
@@ -81,13 +62,14 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
   std::chrono::milliseconds call_timeout;
   JobRemoved on_job_removed;
   std::unique_ptr<sdbus::IProxy> session_manager;
+  std::unique_ptr<sd_bus, sd_bus* (*)(sd_bus*)> session_bus{nullptr, &::sd_bus_unref};  // for its match
   // While up: the JobRemoved match, and on the private socket its connection and manager object.
   bool up = false;
   bool via_private = false;
   bool private_checked = false;  // the private socket answered once: a later failure is not a refusal
   std::unique_ptr<sdbus::IConnection> direct;
   std::unique_ptr<sdbus::IProxy> direct_manager;
-  sdbus::Slot job_match;
+  std::shared_ptr<void> job_match;
   std::size_t holds = 0;
   TimerId linger = 0;
 
@@ -108,7 +90,8 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
     mode = SystemdBus::Session;
   }
 
-  sdbus::Slot match_job_removed(sdbus::IConnection& bus) {
+  // On the private connection: a match of sd-bus alone (no bus, no AddMatch).
+  std::shared_ptr<void> match_job_removed(sdbus::IConnection& bus) {
     return bus.addMatch(kJobRemovedRule, [weak = weak_from_this()](sdbus::Message& m) {
       auto self = weak.lock();
       if (!self) return;
@@ -118,6 +101,28 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
       m >> id >> job >> unit >> result;
       self->on_job_removed(job, result);
     });
+  }
+
+  // On the session bus, added without waiting for dbus-daemon. Refused (dbus-daemon's limit of match
+  // rules), it is logged and the link goes down, so that the next call brings it up with a new one.
+  std::shared_ptr<void> match_job_removed_on_session() {
+    if (!session_bus) session_bus.reset(sd_bus_of(session));
+    auto on_message = [weak = weak_from_this()](sd_bus_message* m) {
+      auto self = weak.lock();
+      uint32_t id = 0;
+      const char *job = nullptr, *unit = nullptr, *result = nullptr;
+      if (!self || ::sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0) return;
+      self->on_job_removed(job, result);
+    };
+    auto on_installed = [weak = weak_from_this()](const sd_bus_error* e) {
+      auto self = weak.lock();
+      if (!e || !self) return;
+      spdlog::error("systemd user manager: the session bus refused the JobRemoved match: {}", e->message ? e->message : e->name);
+      self->loop.add_timer(Clock::duration::zero(), [weak] {  // not inside the match's own callback
+        if (auto s = weak.lock(); s && s->up && !s->via_private) s->go_down();
+      });
+    };
+    return add_match_async(session_bus.get(), kJobRemovedRule, on_message, on_installed);
   }
 
   void bring_up() {
@@ -132,8 +137,10 @@ struct SystemdLink::Impl : std::enable_shared_from_this<Impl> {
     }
     // The manager sends JobRemoved on the session bus only to subscribers, and dbus-daemon passes it
     // on only to a match. A restarted manager forgets its subscribers: each time the link comes up,
-    // Subscribe again. AddMatch waits for its answer, so the match is in place before any job starts.
-    job_match = match_job_removed(session);
+    // Subscribe again. The AddMatch does not wait (sdbus_compat.h): it goes before any call that
+    // starts a job on this same connection, so dbus-daemon has the match in place before the manager
+    // even gets that call.
+    job_match = match_job_removed_on_session();
     session_manager->callMethodAsync("Subscribe").onInterface(kManager).withTimeout(call_timeout).uponReplyInvoke(
         [](const sdbus::Error*) {});
     up = true;

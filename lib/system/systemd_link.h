@@ -41,8 +41,8 @@ class SystemdLink {
   using JobRemoved = std::function<void(const std::string& job, const std::string& result)>;
   static constexpr auto kLinger = std::chrono::milliseconds(250);
 
-  // 'call_timeout' bounds the one synchronous call: the first use of the private socket asks the
-  // manager's Version, to know whether it takes the connection.
+  // 'call_timeout' bounds its own calls, none of which waits: Subscribe and Unsubscribe, and the
+  // manager's Version on the first use of the private socket, to know whether it takes the connection.
   SystemdLink(sdbus::IConnection& session, EventLoop& loop, SystemdBus mode, std::string private_socket,
               std::chrono::milliseconds call_timeout, JobRemoved on_job_removed);
   ~SystemdLink();

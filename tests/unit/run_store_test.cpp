@@ -5,6 +5,7 @@
 
 #include "doubles.h"
 #include "base/durable_file.h"
+#include "base/timestamps.h"
 #include "printers.h"
 #include "temp_dir.h"
 

@@ -9,6 +9,7 @@
 #include "ctl/verb_handlers.h"
 
 #include "process/held_child.h"
+#include "base/bus_names.h"
 #include "base/host.h"
 #include "process/sealing.h"
 
@@ -79,8 +80,8 @@ Finding check_session_bus(Doctor& d) {
 Finding check_user_manager(Doctor& d) {
   if (!d.bus) return not_checked("session bus");
   try {
-    auto proxy = sdbus::createProxy(*d.bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
-    constexpr const char* kIface = "org.freedesktop.systemd1.Manager";
+    auto proxy = sdbus::createProxy(*d.bus, systemd1::kService, systemd1::kPath);
+    constexpr const char* kIface = systemd1::kManager;
     std::string version = proxy->getProperty("Version").onInterface(kIface).get<std::string>();
     d.manager_cgroup = proxy->getProperty("ControlGroup").onInterface(kIface).get<std::string>();
     return ok("systemd " + version + ", cgroup " + (d.manager_cgroup->empty() ? "/" : *d.manager_cgroup));

@@ -44,7 +44,7 @@ const std::vector<std::pair<std::string, std::string>> kRunProperties = {
 };
 
 std::string run_object_path(const std::string& run) {
-  return std::string(kPrefix) + "/" + bus_path_label(run, true);  // as sd_bus_path_encode
+  return std::string(kPrefix) + "/" + bus_path_label(run, LeadingDigit::Escaped);  // as sd_bus_path_encode
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // A name as one element of a D-Bus object path, the way systemd's bus_label_escape writes it: every
-// byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits, and with ESCAPE_LEADING_DIGIT a
+// byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits, and with LeadingDigit::Escaped a
 // leading digit too (as sd_bus_path_encode does: unit paths and nerve's run object paths,
-// docs/dbus-api.md, "Run object paths").
+// docs/dbus-api.md, "Run object paths"; bus_label_escape leaves it plain).
 #pragma once
 
 #include <string>
@@ -9,13 +9,16 @@
 
 namespace nerve {
 
-inline std::string bus_path_label(std::string_view name, bool escape_leading_digit) {
+// What becomes of a digit that starts the name: kept as it is, or escaped like any other byte.
+enum class LeadingDigit { Plain, Escaped };
+
+inline std::string bus_path_label(std::string_view name, LeadingDigit leading_digit) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   for (std::size_t i = 0; i < name.size(); ++i) {
     auto c = static_cast<unsigned char>(name[i]);
     bool digit = c >= '0' && c <= '9';
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (digit && !(i == 0 && escape_leading_digit));
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (digit && !(i == 0 && leading_digit == LeadingDigit::Escaped));
     if (plain) {
       out += static_cast<char>(c);
     } else {

@@ -13,22 +13,23 @@ namespace nerve {
 FsError::FsError(const std::string& what, const std::string& path, int err)
     : std::runtime_error(what + " '" + path + "': " + std::strerror(err)), path_(path), err_(err) {}
 
-Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown, bool* created) {
+OpenedFolder open_dir_at(int dirfd, const std::string& name, IfMissing if_missing, const std::string& shown) {
   constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  if (created) *created = false;
+  OpenedFolder opened;
   // Opened first: the folder is there on every write but a run's first (no mkdirat to fail with EEXIST).
   int fd = ::openat(dirfd, name.c_str(), kFlags);
-  if (fd < 0 && errno == ENOENT && create) {
+  if (fd < 0 && errno == ENOENT && if_missing == IfMissing::Create) {
     bool made = ::mkdirat(dirfd, name.c_str(), 0700) == 0;
     if (!made && errno != EEXIST) throw FsError("cannot create folder", shown, errno);
-    if (created) *created = made;
+    if (made) opened.folder = Folder::Created;
     fd = ::openat(dirfd, name.c_str(), kFlags);
   }
   if (fd < 0) throw FsError("cannot open folder", shown, errno);
-  return Fd(fd);
+  opened.fd.reset(fd);
+  return opened;
 }
 
-Fd open_dir_path(const std::string& path, bool create) {
+Fd open_dir_path(const std::string& path, IfMissing if_missing) {
   if (path.empty() || path.front() != '/') throw FsError("not an absolute path", path, EINVAL);
   Fd cur(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!cur) throw FsError("cannot open folder", "/", errno);
@@ -41,7 +42,7 @@ Fd open_dir_path(const std::string& path, bool create) {
     pos = next + 1;
     if (part.empty() || part == ".") continue;
     shown += "/" + part;
-    if (create && ::mkdirat(cur.get(), part.c_str(), 0700) < 0 && errno != EEXIST)
+    if (if_missing == IfMissing::Create && ::mkdirat(cur.get(), part.c_str(), 0700) < 0 && errno != EEXIST)
       throw FsError("cannot create folder", shown, errno);
     // Components above the runs folder may be symlinks (e.g. /home -> /var/home): follow them here.
     int fd = ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -33,13 +33,22 @@ class FsError : public std::runtime_error {
 // Durable: on the disk when the write returns. Lazy: atomic, on the disk when the kernel writes it back.
 enum class Sync { Durable, Lazy };
 
-// Opens (and with create, first makes, mode 0700) the folder 'name' in 'dirfd'. A symlink is refused
-// (ELOOP/ENOTDIR). 'shown' is the path used in error messages. 'created' (if given) says whether the
-// folder was made now.
-Fd open_dir_at(int dirfd, const std::string& name, bool create, const std::string& shown, bool* created = nullptr);
+// What opening a folder does when it does not exist: fail (FsError, ENOENT), or make it (mode 0700).
+enum class IfMissing { Fail, Create };
+// Whether the folder opened was there already or was made by this open.
+enum class Folder { Found, Created };
 
-// Makes every missing folder of the absolute 'path' (mode 0700) and opens it.
-Fd open_dir_path(const std::string& path, bool create);
+struct OpenedFolder {
+  Fd fd;
+  Folder folder = Folder::Found;
+};
+
+// Opens the folder 'name' in 'dirfd', making it first if it is missing and IfMissing::Create. A
+// symlink is refused (ELOOP/ENOTDIR). 'shown' is the path used in error messages.
+OpenedFolder open_dir_at(int dirfd, const std::string& name, IfMissing if_missing, const std::string& shown);
+
+// Opens the absolute 'path', making every missing folder of it (mode 0700) if IfMissing::Create.
+Fd open_dir_path(const std::string& path, IfMissing if_missing);
 
 // Atomically replaces 'name' in 'dirfd' with 'data' (mode 0600), durably unless Sync::Lazy.
 void write_file_atomic(int dirfd, const std::string& name, std::string_view data, const std::string& shown,

@@ -31,7 +31,7 @@ const std::vector<std::pair<std::string, std::string>> kRunProperties = {
 };
 
 std::string run_object_path(const std::string& run) {
-  return std::string(kPrefix) + "/" + bus_path_label(run, true);  // as sd_bus_path_encode
+  return std::string(kPrefix) + "/" + bus_path_label(run, LeadingDigit::Escaped);  // as sd_bus_path_encode
 }
 
 namespace {
@@ -128,7 +128,7 @@ int RunObjects::append(const std::string& run, const std::string& name, sd_bus_m
   if (name == "ExitStatus") return ::sd_bus_message_append(reply, "i", static_cast<int32_t>(launcher_.exit_status(run)));
   if (name == "Cause") {
     auto s = store_.receipt_summary(run);
-    std::string cause = s.present && is_final(s.outcome) && s.cause ? to_string(*s.cause) : "";
+    std::string cause = s.file == ReceiptFile::Present && is_final(s.outcome) && s.cause ? to_string(*s.cause) : "";
     return ::sd_bus_message_append(reply, "s", cause.c_str());
   }
   if (name == "CreatedAt") return ::sd_bus_message_append(reply, "s", r->created_at.c_str());

@@ -14,76 +14,6 @@ namespace nerve {
 
 using nlohmann::json;
 
-std::string to_string(RunState s) {
-  switch (s) {
-    case RunState::Launching: return "launching";
-    case RunState::Running: return "running";
-    case RunState::Failed: return "failed";
-    case RunState::Reaping: return "reaping";
-    case RunState::Reaped: return "reaped";
-  }
-  return "unknown";
-}
-
-std::optional<RunState> run_state_from(std::string_view s) {
-  for (auto st : {RunState::Launching, RunState::Running, RunState::Failed, RunState::Reaping,
-                  RunState::Reaped})
-    if (to_string(st) == s) return st;
-  return std::nullopt;
-}
-
-std::string to_string(OwnerKind k) {
-  switch (k) {
-    case OwnerKind::None: return "none";
-    case OwnerKind::Process: return "process";
-    case OwnerKind::Bus: return "bus";
-  }
-  return "none";
-}
-
-std::optional<OwnerKind> owner_kind_from(std::string_view s) {
-  for (auto k : {OwnerKind::None, OwnerKind::Process, OwnerKind::Bus})
-    if (to_string(k) == s) return k;
-  return std::nullopt;
-}
-
-std::string to_string(Outcome o) {
-  switch (o) {
-    case Outcome::Complete: return "complete";
-    case Outcome::NoScope: return "no_scope";
-    case Outcome::Refused: return "refused";
-    case Outcome::PendingRetry: return "pending_retry";
-  }
-  return "unknown";
-}
-
-std::optional<Outcome> outcome_from(std::string_view s) {
-  for (auto o : {Outcome::Complete, Outcome::NoScope, Outcome::Refused, Outcome::PendingRetry})
-    if (to_string(o) == s) return o;
-  return std::nullopt;
-}
-
-std::string to_string(Cause c) {
-  switch (c) {
-    case Cause::Exited: return "exited";
-    case Cause::Cancelled: return "cancelled";
-    case Cause::Timeout: return "timeout";
-    case Cause::Oom: return "oom";
-    case Cause::OwnerGone: return "owner_gone";
-    case Cause::Relaunched: return "relaunched";
-    case Cause::Reconciled: return "reconciled";
-    case Cause::Reaped: return "reaped";
-  }
-  return "unknown";
-}
-
-std::optional<Cause> cause_from(std::string_view s) {
-  for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
-                 Cause::Reconciled, Cause::Reaped})
-    if (to_string(c) == s) return c;
-  return std::nullopt;
-}
-
 std::string to_json_text(const Record& r) {
   json j = {{"version", r.version},
             {"run", r.run},
@@ -221,14 +151,14 @@ Record parse_record(const std::string& text) {
   r.invocation_id = field<std::string>(j, "invocation_id", what);
   r.cgroup = field<std::string>(j, "cgroup", what);
   r.cgroup_id = field<std::uint64_t>(j, "cgroup_id", what);
-  auto st = run_state_from(field<std::string>(j, "state", what));
+  auto st = from_string<RunState>(field<std::string>(j, "state", what));
   if (!st) throw RecordCorrupt("lifecycle.json has an unknown state " + j["state"].dump());
   r.state = *st;
   r.leader_pid = field<int>(j, "leader_pid", what);
   r.grace_usec = field<std::uint64_t>(j, "grace_usec", what);
   r.keep = field<bool>(j, "keep", what);
   const json owner = j.value("owner", json::object());
-  auto kind = owner_kind_from(owner.value("kind", "none"));
+  auto kind = from_string<OwnerKind>(owner.value("kind", "none"));
   if (!kind) throw RecordCorrupt("lifecycle.json has an unknown owner kind " + owner["kind"].dump());
   r.owner.kind = *kind;
   r.owner.pid = owner.value("pid", 0);
@@ -249,7 +179,7 @@ Receipt parse_receipt(const std::string& text) {
   r.attempt = field<unsigned>(j, "attempt", what);
   r.unit = field<std::string>(j, "unit", what);
   r.invocation_id = field<std::string>(j, "invocation_id", what);
-  auto o = outcome_from(field<std::string>(j, "outcome", what));
+  auto o = from_string<Outcome>(field<std::string>(j, "outcome", what));
   if (!o) throw RecordCorrupt("receipt.json has an unknown outcome " + j["outcome"].dump());
   r.outcome = *o;
   r.error = field<std::string>(j, "error", what);
@@ -258,7 +188,7 @@ Receipt parse_receipt(const std::string& text) {
   r.reaped_at = j.value("reaped_at", "");
   // Receipts of the first version have no cause and no usage: both stay absent.
   if (j.contains("cause") && !j["cause"].is_null()) {
-    auto c = j["cause"].is_string() ? cause_from(j["cause"].get<std::string>()) : std::nullopt;
+    auto c = j["cause"].is_string() ? from_string<Cause>(j["cause"].get<std::string>()) : std::nullopt;
     if (!c) throw RecordCorrupt("receipt.json has an unknown cause " + j["cause"].dump());
     r.cause = *c;
   }

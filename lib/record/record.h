@@ -6,8 +6,10 @@
 // receipt is written. The receipt (receipt.json) is the reap's outcome. docs/records.md describes both.
 #pragma once
 
+#include "base/string_table.h"
 #include "base/usage.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -19,9 +21,17 @@ namespace nerve {
 
 inline constexpr int kRecordVersion = 1;
 
+// The names are the record's "state" (and the run object's State): to_string, from_string<RunState>.
 enum class RunState { Launching, Running, Failed, Reaping, Reaped };
-std::string to_string(RunState s);
-std::optional<RunState> run_state_from(std::string_view s);
+constexpr auto string_table(RunState) {
+  return std::to_array<Named<RunState>>({
+      {RunState::Launching, "launching"},
+      {RunState::Running, "running"},
+      {RunState::Failed, "failed"},
+      {RunState::Reaping, "reaping"},
+      {RunState::Reaped, "reaped"},
+  });
+}
 
 // A run whose state is Reaping or Reaped is final: no new attempt may start.
 inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
@@ -29,8 +39,13 @@ inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunStat
 // Who owns a run (owners.h): a process (pid + start_time), a bus connection (a unique bus name), or
 // nobody known. In lifecycle.json as "process", "bus" or "none".
 enum class OwnerKind { None, Process, Bus };
-std::string to_string(OwnerKind k);
-std::optional<OwnerKind> owner_kind_from(std::string_view s);
+constexpr auto string_table(OwnerKind) {
+  return std::to_array<Named<OwnerKind>>({
+      {OwnerKind::None, "none"},
+      {OwnerKind::Process, "process"},
+      {OwnerKind::Bus, "bus"},
+  });
+}
 
 struct Owner {
   OwnerKind kind = OwnerKind::None;
@@ -65,9 +80,16 @@ struct Record {
   std::string updated_at;
 };
 
+// In receipt.json as "outcome" (and the answer of Reap).
 enum class Outcome { Complete, NoScope, Refused, PendingRetry };
-std::string to_string(Outcome o);
-std::optional<Outcome> outcome_from(std::string_view s);
+constexpr auto string_table(Outcome) {
+  return std::to_array<Named<Outcome>>({
+      {Outcome::Complete, "complete"},
+      {Outcome::NoScope, "no_scope"},
+      {Outcome::Refused, "refused"},
+      {Outcome::PendingRetry, "pending_retry"},
+  });
+}
 // complete, no_scope and refused are final: nothing more will be done for the run.
 inline bool is_final(Outcome o) { return o != Outcome::PendingRetry; }
 
@@ -75,8 +97,18 @@ inline bool is_final(Outcome o) { return o != Outcome::PendingRetry; }
 // Oom replaces Exited and OwnerGone when the usage snapshot counts an OOM kill; Timeout replaces
 // Exited, OwnerGone and Reaped once the run's deadline (created_at + timeout_usec) has passed.
 enum class Cause { Exited, Cancelled, Timeout, Oom, OwnerGone, Relaunched, Reconciled, Reaped };
-std::string to_string(Cause c);
-std::optional<Cause> cause_from(std::string_view s);
+constexpr auto string_table(Cause) {
+  return std::to_array<Named<Cause>>({
+      {Cause::Exited, "exited"},
+      {Cause::Cancelled, "cancelled"},
+      {Cause::Timeout, "timeout"},
+      {Cause::Oom, "oom"},
+      {Cause::OwnerGone, "owner_gone"},
+      {Cause::Relaunched, "relaunched"},
+      {Cause::Reconciled, "reconciled"},
+      {Cause::Reaped, "reaped"},
+  });
+}
 
 struct Receipt {
   int version = kRecordVersion;

@@ -7,15 +7,15 @@
 
 namespace nerve {
 
-Result<std::optional<Record>> RunRecords::load(const std::string& run, bool* corrupt) const {
+LoadedRecord RunRecords::load_telling_why(const std::string& run) const {
   auto r = store_.load(run);
-  if (r) return r;
-  bool is_corrupt = r.error().name == store_error::Corrupt;
-  if (corrupt) *corrupt = is_corrupt;
-  if (is_corrupt)
-    return Error{error::RecordFailed, "the record of run " + quote_value(run) + " is unreadable: " + r.error().message};
-  return Error{error::RecordFailed, "the record of run " + quote_value(run) + " under " + store_.run_path(run) +
-                                        " cannot be read: " + r.error().message};
+  if (r) return {std::move(r), std::nullopt};
+  if (r.error().name == store_error::Corrupt)
+    return {Error{error::RecordFailed, "the record of run " + quote_value(run) + " is unreadable: " + r.error().message},
+            LoadFailure::Corrupt};
+  return {Error{error::RecordFailed, "the record of run " + quote_value(run) + " under " + store_.run_path(run) +
+                                         " cannot be read: " + r.error().message},
+          LoadFailure::Io};
 }
 
 Result<Record> RunRecords::load_existing(const std::string& run) const {

@@ -12,14 +12,27 @@
 
 namespace nerve {
 
+// Why a record could not be read (the store's error names): Corrupt, the file is there but is not a
+// record of this run (quarantine.h moves it aside); Io, it cannot be read now (e.g. out of fds), and
+// the next load reads it again.
+enum class LoadFailure { Corrupt, Io };
+
+// A load and, when it failed, why.
+struct LoadedRecord {
+  Result<std::optional<Record>> record;
+  std::optional<LoadFailure> failure;  // set exactly when 'record' is an error
+};
+
 class RunRecords {
  public:
   explicit RunRecords(RunStore& store) : store_(store) {}
   RunStore& store() const { return store_; }
 
   // The record of 'run', nullopt when it has none. An unreadable record is RecordFailed, quoting the
-  // run and the cause; the error's name stays store_error::Corrupt in 'corrupt' when asked.
-  Result<std::optional<Record>> load(const std::string& run, bool* corrupt = nullptr) const;
+  // run and the cause.
+  Result<std::optional<Record>> load(const std::string& run) const { return load_telling_why(run).record; }
+  // As load, with why it failed.
+  LoadedRecord load_telling_why(const std::string& run) const;
   // As load; no record is NoSuchRun.
   Result<Record> load_existing(const std::string& run) const;
   // The run's receipt when it is readable and final, else nullopt (an unreadable one is logged).

@@ -28,7 +28,7 @@ RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
   while (path_.size() > 1 && path_.back() == '/') path_.pop_back();
   struct stat before {};
   bool existed = ::stat(path_.c_str(), &before) == 0;
-  dir_ = open_dir_path(path_, true);
+  dir_ = open_dir_path(path_, IfMissing::Create);
   // The mode is set only on a folder nerved made: --runs-dir may point (through a symlink too) at a
   // folder that is not nerved's to change. One of another user is refused.
   struct stat st {};
@@ -38,16 +38,16 @@ RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
   else if (st.st_mode & 077) spdlog::warn("runs folder {} is accessible to others (mode {:o}); nerved leaves its mode alone", path_, st.st_mode & 07777);
 }
 
-Fd RunStore::open_run(const std::string& run, bool create, bool* created) const {
+OpenedFolder RunStore::open_run(const std::string& run, IfMissing if_missing) const {
   // Callers check run ids; this is the last line of defence against a name that leaves the folder.
   if (run_id_problem(run)) throw FsError("refusing run folder name", run, EINVAL);
-  return open_dir_at(dir_.get(), run, create, run_path(run), created);
+  return open_dir_at(dir_.get(), run, if_missing, run_path(run));
 }
 
 std::optional<std::string> RunStore::read(const std::string& run, const char* file) const {
   Fd dir;
   try {
-    dir = open_run(run, false);
+    dir = open_run(run, IfMissing::Fail).fd;
   } catch (const FsError& e) {
     if (e.err() == ENOENT) return std::nullopt;
     throw;
@@ -110,10 +110,10 @@ Result<std::optional<Receipt>> RunStore::load_receipt(const std::string& run) co
 void RunStore::remember_receipt(Entry& e, const Result<std::optional<Receipt>>& r) const {
   ++generation_;
   if (!r) {
-    e.receipt = kReceiptUnreadable;
+    e.receipt = ReceiptFile::Unreadable;
     return;
   }
-  e.receipt = *r ? kReceiptPresent : kReceiptNone;
+  e.receipt = *r ? ReceiptFile::Present : ReceiptFile::Absent;
   if (!*r) return;
   e.outcome = (*r)->outcome;
   e.cause = (*r)->cause;
@@ -123,9 +123,8 @@ void RunStore::remember_receipt(Entry& e, const Result<std::optional<Receipt>>& 
 
 ReceiptSummary RunStore::summary_of(const Entry& e) const {
   ReceiptSummary s;
-  s.present = e.receipt == kReceiptPresent;
-  s.unreadable = e.receipt == kReceiptUnreadable;
-  if (!s.present) return s;
+  s.file = e.receipt.value_or(ReceiptFile::Absent);
+  if (s.file != ReceiptFile::Present) return s;
   s.outcome = e.outcome;
   s.cause = e.cause;
   if (e.reaped_at_us) s.reaped_at = std::chrono::system_clock::time_point(std::chrono::microseconds(e.reaped_at_us));
@@ -140,23 +139,23 @@ ReceiptSummary RunStore::receipt_summary(const std::string& run) const {
     remember_receipt(e, r);
     return summary_of(e);
   }
-  if (it->second.receipt == kReceiptUnknown) (void)load_receipt(run);
+  if (!it->second.receipt) (void)load_receipt(run);
   return summary_of(it->second);
 }
 
 std::optional<ReceiptSummary> RunStore::known_receipt_summary(const std::string& run) const {
   auto it = memory_.find(run);
-  if (it == memory_.end() || it->second.receipt == kReceiptUnknown) return std::nullopt;
+  if (it == memory_.end() || !it->second.receipt) return std::nullopt;
   return summary_of(it->second);
 }
 
 std::optional<Cause> RunStore::final_cause(const std::string& run) const {
   auto it = memory_.find(run);
-  if (it == memory_.end() || it->second.receipt != kReceiptPresent || !is_final(it->second.outcome)) return std::nullopt;
+  if (it == memory_.end() || it->second.receipt != ReceiptFile::Present || !is_final(it->second.outcome)) return std::nullopt;
   return it->second.cause;
 }
 
-void RunStore::changed(const std::string& run, std::optional<Record> after, bool new_folder) const {
+void RunStore::changed(const std::string& run, std::optional<Record> after, Folder folder) const {
   StoreChange c;
   auto it = memory_.find(run);
   if (it != memory_.end()) {
@@ -165,7 +164,7 @@ void RunStore::changed(const std::string& run, std::optional<Record> after, bool
   }
   if (after) {
     if (it == memory_.end()) it = memory_.emplace(run, Entry{}).first;
-    if (new_folder) it->second.receipt = kReceiptNone;  // a folder nerved just made holds no receipt: not read
+    if (folder == Folder::Created) it->second.receipt = ReceiptFile::Absent;  // a folder nerved just made holds no receipt: not read
     it->second.packed = pack(*after, pool_);
     c.cause_after = final_cause(run);
   } else if (it != memory_.end()) {
@@ -179,24 +178,23 @@ void RunStore::changed(const std::string& run, std::optional<Record> after, bool
 
 Result<void> RunStore::save(const Record& record, Sync sync) const {
   return guarded([&] {
-    bool created = false;
-    Fd dir = open_run(record.run, true, &created);
+    auto [dir, folder] = open_run(record.run, IfMissing::Create);
     try {
       write_file_atomic(dir.get(), kRecordFile, to_json_text(record), run_path(record.run) + "/" + kRecordFile, sync);
       // A new run's folder is an entry of the runs folder: durable only once that folder is synced.
-      if (created && sync == Sync::Durable && ::fsync(dir_.get()) < 0)
+      if (folder == Folder::Created && sync == Sync::Durable && ::fsync(dir_.get()) < 0)
         throw FsError("cannot fsync the folder of", run_path(record.run), errno);
     } catch (const FsError&) {
-      if (created) ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty
+      if (folder == Folder::Created) ::unlinkat(dir_.get(), record.run.c_str(), AT_REMOVEDIR);  // only if it is empty
       throw;
     }
-    changed(record.run, record, created);
+    changed(record.run, record, folder);
   });
 }
 
 Result<void> RunStore::save_receipt(const Receipt& receipt, Sync sync) const {
   return guarded([&] {
-    Fd dir = open_run(receipt.run, true);
+    Fd dir = open_run(receipt.run, IfMissing::Create).fd;
     write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt), run_path(receipt.run) + "/" + kReceiptFile, sync);
     StoreChange c;
     auto it = memory_.find(receipt.run);
@@ -237,8 +235,8 @@ void RunStore::trim() { ::malloc_trim(0); }
 
 Result<std::string> RunStore::quarantine(const std::string& run) const {
   return guarded([&] {
-    Fd dir = open_run(run, false);
-    Fd q = open_dir_at(dir_.get(), ".quarantine", true, path_ + "/.quarantine");
+    Fd dir = open_run(run, IfMissing::Fail).fd;
+    Fd q = open_dir_at(dir_.get(), ".quarantine", IfMissing::Create, path_ + "/.quarantine").fd;
     std::string base = run + "." + now_rfc3339();
     std::string target = base + ".lifecycle.json";
     if (::renameat(dir.get(), kRecordFile, q.get(), target.c_str()) < 0 && errno != ENOENT)
@@ -255,7 +253,7 @@ Result<std::string> RunStore::quarantine(const std::string& run) const {
 Result<void> RunStore::remove(const std::string& run) const {
   return guarded([&] {
     {
-      Fd dir = open_run(run, false);
+      Fd dir = open_run(run, IfMissing::Fail).fd;
       remove_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
       remove_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
     }

@@ -29,10 +29,13 @@
 
 namespace nerve {
 
+// A run's receipt.json: not there, there but unreadable, or there and read.
+enum class ReceiptFile : std::uint8_t { Absent, Unreadable, Present };
+
 // What list, the run objects and the pruner need of a run's receipt.
 struct ReceiptSummary {
-  bool present = false;     // receipt.json exists and could be read
-  bool unreadable = false;  // it exists but could not be read
+  ReceiptFile file = ReceiptFile::Absent;
+  // The receipt's, when the file is Present.
   Outcome outcome = Outcome::PendingRetry;
   std::optional<Cause> cause;
   std::optional<std::chrono::system_clock::time_point> reaped_at;
@@ -101,27 +104,26 @@ class RunStore {
   Result<std::vector<std::string>> runs(std::vector<std::string>* skipped = nullptr) const;
 
  private:
-  Fd open_run(const std::string& run, bool create, bool* created = nullptr) const;
+  OpenedFolder open_run(const std::string& run, IfMissing if_missing) const;
   // The content of 'file' in the run's folder; nullopt if the folder or the file does not exist.
   std::optional<std::string> read(const std::string& run, const char* file) const;
 
   // A run in memory: its packed record and what is known of its receipt.
   struct Entry {
     std::string packed;
-    std::uint8_t receipt = kReceiptUnknown;
+    std::optional<ReceiptFile> receipt;  // nullopt: not looked at yet
     Outcome outcome = Outcome::PendingRetry;
     std::optional<Cause> cause;
     std::int64_t reaped_at_us = 0;
   };
-  static constexpr std::uint8_t kReceiptUnknown = 0, kReceiptNone = 1, kReceiptUnreadable = 2, kReceiptPresent = 3;
 
   Result<std::optional<Record>> load_from_disk(const std::string& run) const;
   void remember_receipt(Entry& e, const Result<std::optional<Receipt>>& r) const;
   ReceiptSummary summary_of(const Entry& e) const;
   std::optional<Cause> final_cause(const std::string& run) const;
-  // Puts 'after' (or nothing) in memory and tells the observer what changed. NEW_FOLDER: the run's
-  // folder was just made by this write, so it has no receipt.
-  void changed(const std::string& run, std::optional<Record> after, bool new_folder = false) const;
+  // Puts 'after' (or nothing) in memory and tells the observer what changed. Folder::Created: the
+  // run's folder was just made by this write, so it has no receipt.
+  void changed(const std::string& run, std::optional<Record> after, Folder folder = Folder::Found) const;
   void notify(const std::string& run, const StoreChange& change) const {
     if (observer_) observer_(run, change);
   }

@@ -37,7 +37,7 @@ std::optional<std::chrono::system_clock::time_point> Pruner::finished_at(const s
   // The receipt's time when it is in memory; else the reaped record's, written just after the receipt
   // (never earlier), so no receipt is read only to be pruned (run_store.h).
   auto receipt = store_.known_receipt_summary(run);
-  if (receipt && receipt->present && receipt->reaped_at) return receipt->reaped_at;
+  if (receipt && receipt->file == ReceiptFile::Present && receipt->reaped_at) return receipt->reaped_at;
   return parse_rfc3339((*record)->updated_at);
 }
 

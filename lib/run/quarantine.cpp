@@ -19,10 +19,9 @@ void Quarantine::move_aside(const std::string& run, std::function<void(std::stri
 }
 
 void Quarantine::load(const std::string& run, Done<std::optional<Record>> done) {
-  bool corrupt = false;
-  auto record = records_.load(run, &corrupt);
-  if (record || !corrupt) return done(std::move(record));
-  move_aside(run, [run, done, why = record.error().message](std::string moved) {
+  auto loaded = records_.load_telling_why(run);
+  if (loaded.failure != LoadFailure::Corrupt) return done(std::move(loaded.record));
+  move_aside(run, [run, done, why = loaded.record.error().message](std::string moved) {
     spdlog::error("run {}: {}; moved to {}", run, why, moved);
     done(Error{error::RecordFailed, why + "; it was moved to " + moved + "; try again"});
   });

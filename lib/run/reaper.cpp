@@ -46,7 +46,7 @@ ReapOp::ReapOp(Deps& deps, const Record& record, std::uint64_t grace_usec, int s
 
 std::function<void()> ReapOp::guarded(void (ReapOp::*fn)()) {
   return [self = shared_from_this(), fn] {
-    if (!self->finished_) self->shielded("the reap", [&] { (self.get()->*fn)(); });
+    if (!self->finished()) self->shielded("the reap", [&] { (self.get()->*fn)(); });
   };
 }
 
@@ -80,10 +80,10 @@ void ReapOp::decide(const Result<UnitState>& lookup) {
     case ReapAction::Retry: return finish(Outcome::PendingRetry, d.reason);
     case ReapAction::Refuse: return finish(Outcome::Refused, d.reason);
     case ReapAction::KillCgroup: {
-      unit_stop_sent_ = true;  // the unit is unknown to systemd: nothing to stop
+      signalled_ = Signalled::ByCgroupKill;  // the unit is unknown to systemd: nothing to stop
       watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
       snapshot(false);
-      killed_ = true;
+      advance(Phase::Killing);
       deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
       timers_.push_back(deps_.timers.add_timer(kKillWait, guarded(&ReapOp::on_grace_over)));
       return check_empty();
@@ -101,13 +101,13 @@ void ReapOp::stop_scope() {
     if (deps_.cgroups.thaw_if(cgroup_, record_.cgroup_id)) log_run(spdlog::level::debug, record_, "thawed " + cgroup_);
   }
   send_stop();
-  if (finished_) return;
+  if (finished()) return;
   fault_point("after-stop");
   auto grace = std::chrono::microseconds(grace_usec_);
   auto self = shared_from_this();
   timers_.push_back(deps_.timers.add_timer(grace, guarded(&ReapOp::on_grace)));
   timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [self] {
-    if (self->finished_ || self->cgroup_.empty()) return;
+    if (self->finished() || self->cgroup_.empty()) return;
     self->shielded("cgroup.kill", [&] {
       if (self->populated()) self->kill_cgroup();
     });
@@ -118,7 +118,7 @@ void ReapOp::stop_scope() {
 
 void ReapOp::on_grace() {
   if (!populated()) return;
-  killed_ = true;
+  advance(Phase::Killing);
   log_run(spdlog::level::info, record_, "processes left after the grace, sending SIGKILL");
   kill_unit(SIGKILL);
 }
@@ -132,10 +132,10 @@ void ReapOp::send_stop() {
   // Without a known cgroup (a start job may still be pending: nerved died right after asking for the
   // scope), only StopUnit is sure: it replaces the start job, and its own job tells when it is over.
   bool stop_unit = cgroup_.empty() || (signal_ == 0 && grace_usec_ < record_.grace_usec);
-  unit_stop_sent_ = stop_unit;
+  signalled_ = stop_unit ? Signalled::ByStopUnit : Signalled::ByKillUnit;
   if (!stop_unit) return kill_unit(signal_ ? signal_ : SIGTERM);
   deps_.systemd.stop_unit(record_.unit, [self = shared_from_this()](Result<void> job) {
-    if (!self->finished_) self->on_stop_job(job);
+    if (!self->finished()) self->on_stop_job(job);
   });
 }
 
@@ -154,14 +154,14 @@ void ReapOp::kill_unit(int signo) {
   deps_.systemd.kill_unit(record_.unit, signo, [self = shared_from_this(), signo](Result<void> r) {
     if (!r) {
       log_run(spdlog::level::warn, self->record_, "KillUnit(" + std::to_string(signo) + ") failed: " + r.error().message);
-    } else if (signo != SIGKILL && signo != SIGCONT && !self->finished_) {
+    } else if (signo != SIGKILL && signo != SIGCONT && !self->finished()) {
       self->kill_unit(SIGCONT);  // as systemd does on stop: wake stopped processes
     }
   });
 }
 
 void ReapOp::kill_cgroup() {
-  killed_ = true;
+  advance(Phase::Killing);
   if (deps_.cgroups.kill_if(cgroup_, record_.cgroup_id))
     log_run(spdlog::level::info, record_, "wrote cgroup.kill in " + cgroup_);
   else
@@ -169,15 +169,15 @@ void ReapOp::kill_cgroup() {
 }
 
 void ReapOp::check_empty() {
-  if (finished_ || cgroup_.empty()) return;
+  if (finished() || cgroup_.empty()) return;
   // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
   auto populated = deps_.cgroups.populated(cgroup_);
   snapshot(populated && !*populated);
   if (!populated || *populated) return;
-  if (!unit_stop_sent_) {
+  if (signalled_ == Signalled::ByKillUnit) {
     // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
     // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
-    unit_stop_sent_ = true;
+    // finish() comes next, so this is sent once.
     deps_.systemd.stop_unit(record_.unit, [](Result<void>) {});
   }
   finish(Outcome::Complete, "");
@@ -212,8 +212,9 @@ void ReapOp::on_grace_over() {
 }
 
 void ReapOp::finish(Outcome outcome, std::string error) {
-  if (finished_) return;
-  finished_ = true;
+  if (finished()) return;
+  bool killed = phase_ == Phase::Killing;
+  advance(Phase::Finished);
   auto self = shared_from_this();  // the timers and the watch below may hold the last other references
   for (auto t : timers_) deps_.timers.cancel_timer(t);
   deps_.cgroups.unwatch(watch_);
@@ -224,7 +225,7 @@ void ReapOp::finish(Outcome outcome, std::string error) {
   r.invocation_id = record_.invocation_id;
   r.outcome = outcome;
   r.error = std::move(error);
-  r.killed = killed_;
+  r.killed = killed;
   r.cause = cause_;
   bool oom = usage_ && usage_->oom_kills.value_or(0) > 0;
   if (oom && (cause_ == Cause::Exited || cause_ == Cause::OwnerGone)) r.cause = Cause::Oom;

@@ -93,9 +93,20 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   std::string cgroup_;
   int watch_ = -1;
   std::vector<TimerId> timers_;
-  bool finished_ = false;
-  bool killed_ = false;
-  bool unit_stop_sent_ = false;  // StopUnit was (or is being) sent for the unit
+
+  // Where the reap is; it only moves forward (advance). Stopping: deciding, then the stop sent and
+  // the grace running. Killing: SIGKILL or cgroup.kill sent (the receipt's "killed"). Finished: the
+  // receipt given; every callback that comes later does nothing.
+  enum class Phase { Stopping, Killing, Finished };
+  // How the decision ended the scope: StopUnit (sent, nothing more for the unit), KillUnit (the unit is
+  // stopped too once its cgroup is empty), or cgroup.kill alone (the unit is unknown to systemd).
+  enum class Signalled { ByStopUnit, ByKillUnit, ByCgroupKill };
+  void advance(Phase to) {
+    if (to > phase_) phase_ = to;
+  }
+  bool finished() const { return phase_ == Phase::Finished; }
+  Phase phase_ = Phase::Stopping;
+  Signalled signalled_ = Signalled::ByStopUnit;
 };
 
 }  // namespace nerve

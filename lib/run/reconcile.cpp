@@ -8,19 +8,6 @@
 
 namespace nerve {
 
-std::string to_string(ReconcileAction action) {
-  switch (action) {
-    case ReconcileAction::Reaped: return "reaped";
-    case ReconcileAction::Adopted: return "adopted";
-    case ReconcileAction::Kept: return "kept";
-    case ReconcileAction::Cleaned: return "cleaned";
-    case ReconcileAction::Final: return "final";
-    case ReconcileAction::Quarantined: return "quarantined";
-    case ReconcileAction::Skipped: return "skipped";
-  }
-  return "skipped";
-}
-
 namespace {
 
 void log_line(const ReconcileLine& line) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "base/defaults.h"
+#include "base/string_table.h"
 #include "run/deps.h"
 #include "run/final_reap.h"
 #include "run/launches.h"
@@ -18,6 +19,7 @@
 #include "run/quarantine.h"
 #include "run/run_queue.h"
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <string>
@@ -25,9 +27,19 @@
 
 namespace nerve {
 
+// What was done for one run; its name is the word of the bus API (Reconcile's lines).
 enum class ReconcileAction { Reaped, Adopted, Kept, Cleaned, Final, Quarantined, Skipped };
-// reaped, adopted, kept, cleaned, final, quarantined, skipped: the words of the bus API.
-std::string to_string(ReconcileAction action);
+constexpr auto string_table(ReconcileAction) {
+  return std::to_array<Named<ReconcileAction>>({
+      {ReconcileAction::Reaped, "reaped"},
+      {ReconcileAction::Adopted, "adopted"},
+      {ReconcileAction::Kept, "kept"},
+      {ReconcileAction::Cleaned, "cleaned"},
+      {ReconcileAction::Final, "final"},
+      {ReconcileAction::Quarantined, "quarantined"},
+      {ReconcileAction::Skipped, "skipped"},
+  });
+}
 
 // One line of a reconciliation pass: what was done for one run ("" for a folder entry skipped).
 struct ReconcileLine {

@@ -99,13 +99,13 @@ Result<std::vector<RunSummary>> RunQueries::list() {
     RunSummary s{run, "", "", ""};
     auto record = deps_.store.load(run);
     auto receipt = deps_.store.receipt_summary(run);
-    if (!record || !*record || receipt.unreadable) {
+    if (!record || !*record || receipt.file == ReceiptFile::Unreadable) {
       s.state = "unreadable";
       spdlog::warn("run {}: {}, ignoring", run, !record ? record.error().message : "its receipt cannot be read");
     } else {
       s.state = to_string((*record)->state);
       s.unit = (*record)->unit;
-      if (receipt.present) s.outcome = to_string(receipt.outcome);
+      if (receipt.file == ReceiptFile::Present) s.outcome = to_string(receipt.outcome);
     }
     out.push_back(std::move(s));
   }

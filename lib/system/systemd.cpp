@@ -96,7 +96,7 @@ struct Gather {
 }  // namespace
 
 std::string unit_object_path(const std::string& unit) {
-  return std::string(kPath) + "/unit/" + (unit.empty() ? "_" : bus_path_label(unit, true));
+  return std::string(kPath) + "/unit/" + (unit.empty() ? "_" : bus_path_label(unit, LeadingDigit::Escaped));
 }
 
 struct SdbusSystemd::Impl {

@@ -44,9 +44,7 @@ std::unique_ptr<sdbus::IConnection> connect_direct(const std::string& socket) {
 }  // namespace
 
 SystemdBus parse_systemd_bus(const std::string& text) {
-  if (text == "private") return SystemdBus::Private;
-  if (text == "session") return SystemdBus::Session;
-  return SystemdBus::Auto;
+  return from_string<SystemdBus>(text).value_or(SystemdBus::Auto);
 }
 
 std::string default_private_socket() {

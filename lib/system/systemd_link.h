@@ -13,8 +13,10 @@
 // Either way nerved's JobRemoved handler gets the manager's JobRemoved while the link is up.
 #pragma once
 
+#include "base/string_table.h"
 #include "system/event_loop.h"
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -28,9 +30,17 @@ class Message;
 
 namespace nerve {
 
+// How nerved reaches the manager; the names are nerved's --systemd-bus.
 enum class SystemdBus { Auto, Private, Session };
+constexpr auto string_table(SystemdBus) {
+  return std::to_array<Named<SystemdBus>>({
+      {SystemdBus::Auto, "auto"},
+      {SystemdBus::Private, "private"},
+      {SystemdBus::Session, "session"},
+  });
+}
 
-// "auto", "private", "session" (nerved's --systemd-bus).
+// The way named 'text'; Auto for a name without a row.
 SystemdBus parse_systemd_bus(const std::string& text);
 
 // $XDG_RUNTIME_DIR/systemd/private, or "" when XDG_RUNTIME_DIR is not set.

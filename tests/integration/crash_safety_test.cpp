@@ -219,7 +219,7 @@ class ARecordOfAnotherBoot : public CrashSafety {
     f.run = forged;
     f.boot_id = live.boot_id;
     f.boot_id[0] = f.boot_id[0] == '0' ? '1' : '0';
-    f.state = *run_state_from(state);
+    f.state = *from_string<RunState>(state);
     // The owner stays the live run's (this test, alive): only the boot id makes it another boot's.
     std::string dir = runs_ + "/" + forged;
     ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << std::strerror(errno);

@@ -23,7 +23,7 @@ namespace {
 class ADurableFile : public ::testing::Test {
  protected:
   TempDir tmp;
-  Fd dir = open_dir_path(tmp.path(), false);
+  Fd dir = open_dir_path(tmp.path(), IfMissing::Fail);
 
   static mode_t mode_of(const std::string& path) {
     struct stat st {};
@@ -102,24 +102,43 @@ TEST_F(ADurableFile, IsRemovedAndAMissingOneIsNoError) {
 }
 
 TEST_F(ADurableFile, FolderIsCreatedWithMode0700) {
-  open_dir_at(dir.get(), "d", true, tmp / "d");
+  open_dir_at(dir.get(), "d", IfMissing::Create, tmp / "d");
   EXPECT_EQ(mode_of(tmp / "d"), 0700u);
+}
+
+TEST_F(ADurableFile, FolderIsMadeOnlyWhenMissingAndCreateIsAsked) {
+  try {
+    open_dir_at(dir.get(), "d", IfMissing::Fail, tmp / "d");
+    FAIL() << "a missing folder was opened";
+  } catch (const FsError& e) {
+    EXPECT_EQ(e.err(), ENOENT);
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "d"));
+  EXPECT_EQ(open_dir_at(dir.get(), "d", IfMissing::Create, tmp / "d").folder, Folder::Created);
+  EXPECT_EQ(open_dir_at(dir.get(), "d", IfMissing::Create, tmp / "d").folder, Folder::Found);
+  EXPECT_EQ(open_dir_at(dir.get(), "d", IfMissing::Fail, tmp / "d").folder, Folder::Found);
+}
+
+TEST_F(ADurableFile, FolderPathIsNotMadeWithoutCreate) {
+  EXPECT_THROW(open_dir_path(tmp / "a/b", IfMissing::Fail), FsError);
+  EXPECT_FALSE(std::filesystem::exists(tmp / "a"));
 }
 
 TEST_F(ADurableFile, FolderThatExistsIsOpenedAsItIs) {
   ASSERT_EQ(::mkdir((tmp / "d").c_str(), 0700), 0);
   ASSERT_EQ(::chmod((tmp / "d").c_str(), 0755), 0);
-  Fd d = open_dir_at(dir.get(), "d", true, tmp / "d");
+  auto [d, folder] = open_dir_at(dir.get(), "d", IfMissing::Create, tmp / "d");
   EXPECT_TRUE(d);
+  EXPECT_EQ(folder, Folder::Found);
   EXPECT_EQ(mode_of(tmp / "d"), 0755u);
 }
 
 TEST_F(ADurableFile, FolderThatIsASymlinkIsRefused) {
   ASSERT_EQ(::mkdir((tmp / "elsewhere").c_str(), 0700), 0);
   ASSERT_EQ(::symlink("elsewhere", (tmp / "run1").c_str()), 0);
-  for (bool create : {false, true}) {
+  for (IfMissing if_missing : {IfMissing::Fail, IfMissing::Create}) {
     try {
-      open_dir_at(dir.get(), "run1", create, tmp / "run1");
+      open_dir_at(dir.get(), "run1", if_missing, tmp / "run1");
       FAIL() << "a symlink was opened as a folder";
     } catch (const FsError& e) {
       EXPECT_THAT(e.err(), AnyOf(ELOOP, ENOTDIR));
@@ -131,7 +150,7 @@ TEST_F(ADurableFile, FolderThatIsASymlinkIsRefused) {
 TEST_F(ADurableFile, FolderPathThroughARegularFileThrowsFsErrorNamingIt) {
   write(tmp / "file", "");
   try {
-    open_dir_path(tmp / "file/runs", true);
+    open_dir_path(tmp / "file/runs", IfMissing::Create);
     FAIL() << "no error";
   } catch (const FsError& e) {
     EXPECT_EQ(e.err(), ENOTDIR);
@@ -140,13 +159,13 @@ TEST_F(ADurableFile, FolderPathThroughARegularFileThrowsFsErrorNamingIt) {
 }
 
 TEST_F(ADurableFile, FolderPathIsMadeWithEveryMissingFolder) {
-  Fd d = open_dir_path(tmp / "a/b/c", true);
+  Fd d = open_dir_path(tmp / "a/b/c", IfMissing::Create);
   EXPECT_TRUE(d);
   EXPECT_EQ(mode_of(tmp / "a/b"), 0700u);
   EXPECT_EQ(mode_of(tmp / "a/b/c"), 0700u);
 }
 
-TEST_F(ADurableFile, FolderPathMustBeAbsolute) { EXPECT_THROW(open_dir_path("relative/runs", true), FsError); }
+TEST_F(ADurableFile, FolderPathMustBeAbsolute) { EXPECT_THROW(open_dir_path("relative/runs", IfMissing::Create), FsError); }
 
 TEST(AnFsError, NamesThePathAndTheCause) {
   FsError e("cannot create", "/x/y", ENOSPC);

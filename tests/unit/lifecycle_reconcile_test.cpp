@@ -166,3 +166,17 @@ TEST_F(ALifecycleOnItsOwn, RefusesToForgetARunThatIsNotReaped) {
   EXPECT_EQ(forgotten.error().name, error::RunNotFinished);
   EXPECT_EQ(state_on_disk("r1"), RunState::Running);
 }
+
+TEST(AReconcileAction, IsToldUnderTheWordOfTheBusApi) {
+  const std::pair<ReconcileAction, const char*> words[] = {
+      {ReconcileAction::Reaped, "reaped"},   {ReconcileAction::Adopted, "adopted"},
+      {ReconcileAction::Kept, "kept"},       {ReconcileAction::Cleaned, "cleaned"},
+      {ReconcileAction::Final, "final"},     {ReconcileAction::Quarantined, "quarantined"},
+      {ReconcileAction::Skipped, "skipped"},
+  };
+  EXPECT_EQ(string_table_rows<ReconcileAction>().size(), std::size(words));
+  for (const auto& [action, word] : words) {
+    EXPECT_EQ(to_string(action), word);
+    EXPECT_EQ(from_string<ReconcileAction>(word), action);
+  }
+}

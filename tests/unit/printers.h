@@ -9,8 +9,11 @@
 
 namespace nerve {
 
-inline void PrintTo(RunState s, std::ostream* os) { *os << to_string(s); }
-inline void PrintTo(Outcome o, std::ostream* os) { *os << to_string(o); }
+// Every enum with a string table (base/string_table.h): RunState, Outcome, Cause, OwnerKind, ...
+template <StringTabled E>
+void PrintTo(const E& value, std::ostream* os) {
+  *os << name_of(value);
+}
 inline void PrintTo(ReapAction a, std::ostream* os) {
   constexpr const char* names[] = {"NoScope", "Retry", "Refuse", "Stop", "KillCgroup"};
   *os << names[static_cast<int>(a)];

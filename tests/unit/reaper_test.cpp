@@ -236,6 +236,34 @@ TEST_F(AReapOp, CompletesAsKilledWhenTheCgroupEmptiesAfterTheSigkill) {
   EXPECT_TRUE(receipt->killed);
 }
 
+TEST_F(AReapOp, StopsTheUnitOnceWhenItsCgroupEmptiesAfterTheSigkillOfAKillUnitReap) {
+  ::testing::MockFunction<void()> sigkilled;
+  {
+    ::testing::InSequence order;
+    EXPECT_CALL(sigkilled, Call());
+    EXPECT_CALL(systemd, stop_unit(record.unit, _)).Times(1);
+  }
+  reap();  // the launch's grace: KillUnit
+  timers.advance(kGrace);
+  sigkilled.Call();
+  empty_cgroup();
+  cgroup_changed();  // a late event of the emptied cgroup
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipts, 1);
+  EXPECT_TRUE(receipt->killed);
+}
+
+TEST_F(AReapOp, SendsStopUnitOnceWhenItStoppedTheUnitAndHadToKill) {
+  EXPECT_CALL(systemd, stop_unit(record.unit, _)).Times(1);
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).Times(1);
+  reap(kShorterGraceUsec);
+  timers.advance(std::chrono::microseconds(kShorterGraceUsec));
+  empty_cgroup();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  EXPECT_TRUE(receipt->killed);
+}
+
 TEST_F(AReapOp, UsesTheGraceOfTheRecordWhenTheReapGivesNone) {
   record.grace_usec = 3'000'000;
   std::optional<Clock::duration> at;

@@ -1,10 +1,10 @@
-#include "base/timestamps.h"
 #include "record/run_store.h"
 
 #include "record/run_records.h"
 
 #include "doubles.h"
 #include "base/durable_file.h"
+#include "base/errors.h"
 #include "base/timestamps.h"
 #include "printers.h"
 #include "temp_dir.h"
@@ -317,18 +317,18 @@ TEST_F(ARunStore, ForgetsARunItQuarantinedOrRemoved) {
 
 TEST_F(ARunStore, KeepsASummaryOfTheReceiptReadOnce) {
   test::save(store, record_of("r1"));
-  EXPECT_FALSE(store.receipt_summary("r1").present);
+  EXPECT_EQ(store.receipt_summary("r1").file, ReceiptFile::Absent);
   Receipt receipt = receipt_of("r1");
   receipt.cause = Cause::Timeout;
   receipt.reaped_at = "2026-11-02T09:20:44.050Z";
   test::save(store, receipt);
   ReceiptSummary s = store.receipt_summary("r1");
-  EXPECT_TRUE(s.present);
+  EXPECT_EQ(s.file, ReceiptFile::Present);
   EXPECT_EQ(s.outcome, Outcome::Complete);
   EXPECT_EQ(s.cause, Cause::Timeout);
   EXPECT_EQ(s.reaped_at, parse_rfc3339("2026-11-02T09:20:44.050Z"));
   write(in_runs("r1/receipt.json"), "{");
-  EXPECT_TRUE(store.receipt_summary("r1").present) << "the receipt was read again";
+  EXPECT_EQ(store.receipt_summary("r1").file, ReceiptFile::Present) << "the receipt was read again";
 }
 
 TEST_F(ARunStore, ReadsTheReceiptOfARunFirstLoadedOnce) {
@@ -336,7 +336,7 @@ TEST_F(ARunStore, ReadsTheReceiptOfARunFirstLoadedOnce) {
   write(in_runs("r1/lifecycle.json"), to_json_text(record_of("r1")));
   write(in_runs("r1/receipt.json"), "{");
   ASSERT_TRUE(test::load(store, "r1"));
-  EXPECT_TRUE(store.receipt_summary("r1").unreadable);
+  EXPECT_EQ(store.receipt_summary("r1").file, ReceiptFile::Unreadable);
 }
 
 TEST_F(ARunStore, WritesLazilyWhatIsAsReadableAsADurableWrite) {
@@ -369,4 +369,30 @@ TEST(ARecordTransition, IsDurableForTheIntentAndTheFenceOnly) {
   EXPECT_EQ(RunRecords::sync_for(RunState::Running), Sync::Lazy);
   EXPECT_EQ(RunRecords::sync_for(RunState::Failed), Sync::Lazy);
   EXPECT_EQ(RunRecords::sync_for(RunState::Reaped), Sync::Lazy);
+}
+
+TEST_F(ARunStore, TellsALoadOfRunRecordsWhyItFailed) {
+  RunRecords records{store};
+  auto none = records.load_telling_why("r1");
+  ASSERT_TRUE(none.record);
+  EXPECT_EQ(*none.record, std::nullopt);
+  EXPECT_EQ(none.failure, std::nullopt);
+
+  test::save(store, record_of("r1"));
+  auto found = records.load_telling_why("r1");
+  ASSERT_TRUE(found.record && *found.record);
+  EXPECT_EQ((*found.record)->run, "r1");
+  EXPECT_EQ(found.failure, std::nullopt);
+
+  std::filesystem::create_directory(in_runs("r2"));
+  write(in_runs("r2/lifecycle.json"), "not json");
+  auto corrupt = records.load_telling_why("r2");
+  expect_error(corrupt.record, error::RecordFailed, "the record of run 'r2' is unreadable");
+  EXPECT_EQ(corrupt.failure, LoadFailure::Corrupt);
+
+  std::filesystem::create_directories(in_runs("r3/lifecycle.json"));  // a folder where the file should be
+  auto io = records.load_telling_why("r3");
+  expect_error(io.record, error::RecordFailed, "cannot be read");
+  EXPECT_EQ(io.failure, LoadFailure::Io);
+  expect_error(records.load("r3"), error::RecordFailed, "cannot be read");
 }

@@ -59,7 +59,7 @@ bool run_control_option(const std::string& key, const sdbus::Variant& value, Run
     c.properties.insert(c.properties.end(), parsed->properties.begin(), parsed->properties.end());
     c.unit_properties = value_or_throw(parse_unit_properties(c.properties));
   } else if (key == "timeout_usec") {
-    c.timeout_usec = option_value<uint64_t>(key, value, "an unsigned 64-bit integer (t)");
+    c.timeout = Duration::from_usec(option_value<uint64_t>(key, value, "an unsigned 64-bit integer (t)"));
   } else if (key == "slice") {
     c.slice = option_value<std::string>(key, value, "a string");
     value_or_throw(check_slice_name(c.slice));

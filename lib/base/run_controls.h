@@ -3,6 +3,7 @@
 // properties as given ("KEY=VALUE"), the slice and the timeout.
 #pragma once
 
+#include "base/duration.h"
 #include "base/result.h"
 #include "base/unit_properties.h"
 
@@ -20,7 +21,7 @@ struct RunControls {
   std::vector<std::string> properties;       // "KEY=VALUE", as given
   std::vector<UnitProperty> unit_properties;  // what they parse to
   std::string slice;                          // the scope's slice; "" = systemd's default
-  std::uint64_t timeout_usec = 0;             // RuntimeMaxUSec; 0 = none
+  Duration timeout;                           // RuntimeMaxUSec and nerve's deadline; zero or infinity = none
 };
 
 // A systemd slice name: unit name characters, ending in ".slice", dashes only between parts

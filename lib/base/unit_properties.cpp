@@ -1,14 +1,11 @@
 #include "base/unit_properties.h"
 
+#include "base/duration.h"
 #include "base/errors.h"
+#include "base/size.h"
 
-#include <cctype>
 #include <charconv>
-#include <cstdlib>
-#include <optional>
-#include <cmath>
 #include <functional>
-#include <map>
 
 namespace nerve {
 
@@ -19,53 +16,13 @@ Error invalid(std::string_view key, std::string_view value, const std::string& w
                "property " + quote_value(key) + " value " + quote_value(value) + ": " + why};
 }
 
-// A decimal number with an optional fraction at the front of 'text'; advances 'text' past it.
-bool take_number(std::string_view& text, double& out) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0 || text.substr(0, i) == ".") return false;
-  std::string digits(text.substr(0, i));
-  char* end = nullptr;
-  out = std::strtod(digits.c_str(), &end);
-  if (end != digits.c_str() + digits.size()) return false;
-  text.remove_prefix(i);
-  return true;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
 }
 
-// Sums "<number><unit>" parts separated by optional spaces, with 'units' giving each unit's factor
-// ("" is the unit of a bare number).
-std::optional<double> sum_of_parts(std::string_view text, const std::map<std::string_view, double>& units) {
-  text = trim(text);
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  while (!text.empty()) {
-    double n = 0;
-    if (!take_number(text, n)) return std::nullopt;
-    std::size_t u = 0;
-    while (u < text.size() && std::isalpha(static_cast<unsigned char>(text[u]))) ++u;
-    auto it = units.find(text.substr(0, u));
-    if (it == units.end()) return std::nullopt;
-    total += n * it->second;
-    text = trim(text.substr(u));
-  }
-  return total;
-}
-
-// "N%" (up to two decimals) as permyriad (1/10000); nullopt when 'text' is not a percentage.
-std::optional<std::uint64_t> permyriad(std::string_view text) {
-  if (text.empty() || text.back() != '%') return std::nullopt;
-  text.remove_suffix(1);
-  double n = 0;
-  if (!take_number(text, n) || !text.empty()) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(n * 100));
-}
-
+// A share of 0% to 100% as systemd's uint32 scale (UINT32_MAX is 100%).
 std::uint32_t scale_from_permyriad(std::uint64_t p) {
   return static_cast<std::uint32_t>(p * UINT32_MAX / 10000);
 }
@@ -77,14 +34,16 @@ Parser limit(bool bytes) {
   return [bytes](std::string_view key, std::string_view value) -> Result<UnitProperty> {
     std::string name(key);
     if (value == "infinity") return UnitProperty{name, kInfinity};
-    if (auto p = permyriad(value)) {
+    if (value.ends_with("%") || value.ends_with("\xe2\x80\xb0") || value.ends_with("\xe2\x80\xb1")) {  // % ‰ ‱
+      auto p = parse_permyriad(value);
+      if (!p) return invalid(key, value, p.error().message);
       if (*p > 10000) return invalid(key, value, "a percentage must be 0% to 100%");
       return UnitProperty{name + "Scale", scale_from_permyriad(*p)};
     }
     if (bytes) {
-      auto size = parse_size_bytes(value);
+      auto size = parse_size(value);
       if (!size) return invalid(key, value, size.error().message);
-      return UnitProperty{name, *size};
+      return UnitProperty{name, size->bytes()};
     }
     std::uint64_t n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -94,11 +53,12 @@ Parser limit(bool bytes) {
   };
 }
 
+// As systemd-run: CPUQuotaPerSecUSec = permyriad * 1 s / 10000, which fits: permyriad <= kMaxPermyriad.
 Result<UnitProperty> cpu_quota(std::string_view key, std::string_view value) {
-  auto p = permyriad(value);
-  if (!p) return invalid(key, value, "expected a percentage of one CPU, e.g. '50%' or '200%'");
+  auto p = parse_permyriad(value);
+  if (!p) return invalid(key, value, p.error().message + "; a CPU quota is a percentage of one CPU, e.g. 200%");
   if (*p == 0) return invalid(key, value, "a CPU quota must be above 0%");
-  return UnitProperty{"CPUQuotaPerSecUSec", *p * 1'000'000 / 10000};
+  return UnitProperty{"CPUQuotaPerSecUSec", *p * kUsecPerSec / 10000};
 }
 
 Result<UnitProperty> weight(std::string_view key, std::string_view value) {
@@ -137,10 +97,10 @@ Result<UnitProperty> cpu_set(std::string_view key, std::string_view value) {
 }
 
 Result<UnitProperty> runtime_max(std::string_view key, std::string_view value) {
-  auto usec = parse_duration_usec(value);
-  if (!usec) return invalid(key, value, usec.error().message);
-  if (*usec == 0) return invalid(key, value, "a run time limit must be above 0");
-  return UnitProperty{"RuntimeMaxUSec", *usec};
+  auto d = parse_duration(value);
+  if (!d) return invalid(key, value, d.error().message);
+  if (d->is_zero()) return invalid(key, value, "a run time limit must be above 0");
+  return UnitProperty{"RuntimeMaxUSec", d->usec()};
 }
 
 const std::vector<std::pair<std::string, Parser>>& table() {
@@ -186,32 +146,6 @@ Result<std::vector<UnitProperty>> parse_unit_properties(const std::vector<std::s
     out.push_back(std::move(*p));
   }
   return out;
-}
-
-Result<std::uint64_t> parse_size_bytes(std::string_view text) {
-  static const std::map<std::string_view, double> units = {
-      {"", 1.0},          {"B", 1.0},          {"K", 1024.0},         {"M", 1048576.0},
-      {"G", 1073741824.0}, {"T", 1099511627776.0}, {"P", 1125899906842624.0}, {"E", 1152921504606846976.0},
-  };
-  auto total = sum_of_parts(text, units);
-  if (!total) return Error{kInvalidProperty, "expected a size such as 512M, 4G or 1.5T, or 'infinity'"};
-  if (*total >= 18446744073709551615.0) return Error{kInvalidProperty, "the size is too large"};
-  return static_cast<std::uint64_t>(*total);
-}
-
-Result<std::uint64_t> parse_duration_usec(std::string_view text) {
-  if (trim(text) == "infinity") return kInfinity;
-  static const std::map<std::string_view, double> units = {
-      {"", 1e6},       {"us", 1},        {"usec", 1},       {"ms", 1e3},       {"msec", 1e3},
-      {"s", 1e6},      {"sec", 1e6},     {"second", 1e6},   {"seconds", 1e6},  {"m", 60e6},
-      {"min", 60e6},   {"minute", 60e6}, {"minutes", 60e6}, {"h", 3600e6},     {"hr", 3600e6},
-      {"hour", 3600e6}, {"hours", 3600e6}, {"d", 86400e6},  {"day", 86400e6},  {"days", 86400e6},
-      {"w", 604800e6}, {"week", 604800e6}, {"weeks", 604800e6},
-  };
-  auto total = sum_of_parts(text, units);
-  if (!total) return Error{kInvalidProperty, "expected a duration such as 90, 500ms, 1min 30s or 2h, or 'infinity'"};
-  if (*total >= 18446744073709551615.0) return Error{kInvalidProperty, "the duration is too long"};
-  return static_cast<std::uint64_t>(std::llround(*total));
 }
 
 }  // namespace nerve

@@ -1,7 +1,7 @@
 // Run properties: the resource limits and the timeout a run's scope is started with.
 //
 // A property is given as `KEY=VALUE` in the syntax of `systemd-run -p` (sizes with K/M/G/T and %,
-// "infinity", times with units), checked here before anything starts, and turned into the typed
+// "infinity", times with units: parsed by size.h and duration.h), checked here before anything starts, and turned into the typed
 // properties of StartTransientUnit that systemd-run would send for it (some keys become another
 // property on the bus: CPUQuota= is CPUQuotaPerSecUSec, MemoryMax=50% is MemoryMaxScale, RuntimeMaxSec=
 // is RuntimeMaxUSec). The record keeps the assignments as given. Supported keys: see
@@ -41,11 +41,5 @@ const std::vector<std::string>& supported_property_keys();
 Result<UnitProperty> parse_unit_property(std::string_view assignment);
 // All of them; the first bad one is the error. A key given twice: the last one counts, as in systemd.
 Result<std::vector<UnitProperty>> parse_unit_properties(const std::vector<std::string>& assignments);
-
-// The value syntaxes, for the parsers above and for --timeout.
-// Bytes: "512", "4K", "1.5G", "2T" (base 1024, as systemd's parse_size).
-Result<std::uint64_t> parse_size_bytes(std::string_view text);
-// Microseconds: "90" (seconds), "500ms", "1min 30s", "1.5h", "infinity" (as systemd's parse_sec).
-Result<std::uint64_t> parse_duration_usec(std::string_view text);
 
 }  // namespace nerve

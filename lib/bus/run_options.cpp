@@ -59,7 +59,7 @@ constexpr RunOption kOptions[] = {
     {"slice", "s", "a string", kContain | kLaunch, &store_slice},
     {"timeout_usec", "t", "an unsigned 64-bit integer", kContain | kLaunch,
      [](const sdbus::Variant& v, RunOptions& o) -> Result<void> {
-       o.contain.controls.timeout_usec = v.get<std::uint64_t>();
+       o.contain.controls.timeout = Duration::from_usec(v.get<std::uint64_t>());
        return {};
      }},
 };

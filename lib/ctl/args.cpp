@@ -4,8 +4,8 @@
 #include "generated/nerve_version.h"
 #include "base/cli_parse.h"
 #include "base/conventions.h"
+#include "base/duration.h"
 #include "base/run_id.h"
-#include "base/unit_properties.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -34,8 +34,8 @@ const OptionText kOptions[] = {
      "stay in the foreground as the run's supervisor: reap the run when CMD exits, pass TERM, INT, HUP "
      "and QUIT on to the whole scope, exit with CMD's status"},
     {Opt::Grace, "--grace", "SECONDS",
-     "time between the stop signal and SIGKILL, more than 0 and at most 3600 (default: the grace given "
-     "at launch; at launch, 10)"},
+     "time between the stop signal and SIGKILL, in seconds or with a unit (500ms), more than 0 and at most "
+     "3600 (default: the grace given at launch; at launch, 10)"},
     {Opt::Keep, "--keep", nullptr, "do not reap the run when its owner (the calling process) exits"},
     {Opt::Sealed, "--sealed", nullptr,
      "start CMD in a cgroup namespace rooted at its scope, which it cannot leave by itself; refused where "
@@ -44,7 +44,7 @@ const OptionText kOptions[] = {
      "a unit property of the scope (-p; repeatable), as systemd-run -p: MemoryMax, MemoryHigh, MemorySwapMax, "
      "CPUQuota, CPUWeight, TasksMax, IOWeight, AllowedCPUs, RuntimeMaxSec"},
     {Opt::Timeout, "--timeout", "DURATION",
-     "end the whole run after DURATION (RuntimeMaxSec of the scope), e.g. 90, 500ms, 10min"},
+     "end the whole run after DURATION (RuntimeMaxSec of the scope), e.g. 90, 500ms, 10min; infinity: never"},
     {Opt::Slice, "--slice", "NAME", "put the scope into slice NAME (default: nerved's, nerve.slice)"},
     {Opt::Signal, "--signal", "SIG",
      "the signal sent first to every process of the run, by name (TERM, INT, HUP, KILL, ..., with or without "
@@ -84,13 +84,13 @@ std::string operands_text(const Operands& o) {
 
 std::string version_text() { return "nervectl " NERVE_VERSION; }
 
+// Seconds ("0.2", "3600") or a duration with a unit ("500ms", "1min"), more than 0 and at most 1h.
 std::uint64_t parse_grace(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  double s = std::strtod(text.c_str(), &end);
-  if (errno || end == text.c_str() || *end || !(s > 0) || s > kMaxGraceUsec / 1e6)
-    throw UsageError{"--grace takes seconds, more than 0 and at most 3600, not " + quote_value(text)};
-  return static_cast<std::uint64_t>(s * 1e6);
+  auto d = parse_duration(text);
+  if (!d || d->is_zero() || d->usec() > kMaxGraceUsec)
+    throw UsageError{"--grace takes seconds (or a duration such as 500ms), more than 0 and at most 3600, not " +
+                     quote_value(text)};
+  return d->usec();
 }
 
 int parse_signal(const std::string& text) {
@@ -163,10 +163,11 @@ void finish_controls(VerbArgs& a, const Raw& raw) {
     if (p.find('=') == std::string::npos || p.front() == '=')
       throw UsageError{"property " + quote_value(p) + " is not KEY=VALUE"};
   if (!raw.timeout_opt || raw.timeout_opt->count() == 0) return;
-  auto usec = parse_duration_usec(raw.timeout);
-  if (!usec || *usec == 0 || *usec == kInfinity)
-    throw UsageError{"--timeout takes a duration such as 90, 500ms or 10min, not " + quote_value(raw.timeout)};
-  a.controls.timeout_usec = *usec;
+  auto d = parse_duration(raw.timeout);
+  if (!d || d->is_zero())
+    throw UsageError{"--timeout takes a duration such as 90, 500ms or 10min, or infinity, not " +
+                     quote_value(raw.timeout) + (d ? "" : ": " + d.error().message)};
+  a.controls.timeout_usec = d->is_infinity() ? 0 : d->usec();  // infinity: no timeout, as none given
 }
 
 // The checks CLI11 does not make: extra words, the run id, the grace, the command.

@@ -1,6 +1,7 @@
 #include "nerved/daemon_config.h"
 
 #include "base/conventions.h"
+#include "base/duration.h"
 #include "base/errors.h"
 #include "base/unit_properties.h"
 
@@ -29,10 +30,13 @@ Result<void> bad(const std::string& value, const std::string& what) {
   return Error{kConfigError, "bad value " + quote_value(value) + ": " + what};
 }
 
-Result<void> set_duration(std::optional<std::uint64_t>& field, const std::string& value) {
-  auto usec = parse_duration_usec(value);
-  if (!usec) return bad(value, usec.error().message);
-  field = *usec;
+// A duration from MIN to MAX (both included), in systemd's syntax.
+Result<void> set_duration(std::optional<Duration>& field, const std::string& value, Duration min, Duration max,
+                          const char* range) {
+  auto d = parse_duration(value);
+  if (!d) return bad(value, d.error().message);
+  if (*d < min || *d > max) return bad(value, range);
+  field = *d;
   return {};
 }
 
@@ -61,14 +65,16 @@ const std::map<std::string, Setter>& setters() {
          return {};
        }},
       {"default_grace",
-       [](DaemonConfig& c, const std::string& v) -> Result<void> {
-         if (auto usec = parse_duration_usec(v); usec && (*usec == 0 || *usec > kMaxGraceUsec))
-           return bad(v, "expected a grace between 1us and 1h");
-         return set_duration(c.default_grace_usec, v);
+       [](DaemonConfig& c, const std::string& v) {
+         return set_duration(c.default_grace, v, Duration::from_usec(1), Duration::from_usec(kMaxGraceUsec),
+                             "expected a grace between 1us and 1h");
        }},
       {"default_slice", set_slice},
       {"default_properties", set_properties},
-      {"keep_finished", [](DaemonConfig& c, const std::string& v) { return set_duration(c.keep_finished_usec, v); }},
+      {"keep_finished",
+       [](DaemonConfig& c, const std::string& v) {
+         return set_duration(c.keep_finished, v, Duration{}, Duration::infinity(), "");
+       }},
   };
   return table;
 }

@@ -4,13 +4,16 @@
 // Format: one `key = value` per line; blank lines and lines starting with '#' are ignored; spaces
 // around the key and the value are dropped; no quoting, no sections. Keys (man nerved(8)):
 //   runs_dir           absolute path of the runs folder
-//   default_grace      grace of a reap when the call gives none ("10s", "500ms", "1min")
+//   default_grace      grace of a reap when the call gives none ("10s", "500ms", "1min"; at most 1h)
 //   default_slice      slice a run's scope is put in when the call names none (NAME.slice)
 //   default_properties unit properties every run starts with ("MemoryMax=1G TasksMax=100")
-//   keep_finished      how long a reaped run's record is kept before it is forgotten ("7d"; 0: forever)
+//   keep_finished      how long a reaped run's record is kept before it is forgotten ("7d"; 0 or
+//                      infinity: forever)
+// Durations are systemd's time spans (duration.h; a bare number is seconds).
 // An unknown key, a line without '=' or a bad value is an error naming the file, the line and the key.
 #pragma once
 
+#include "base/duration.h"
 #include "base/result.h"
 
 #include <cstdint>
@@ -22,10 +25,10 @@ namespace nerve {
 
 struct DaemonConfig {
   std::optional<std::string> runs_dir;
-  std::optional<std::uint64_t> default_grace_usec;
+  std::optional<Duration> default_grace;
   std::optional<std::string> default_slice;
   std::optional<std::string> default_properties;
-  std::optional<std::uint64_t> keep_finished_usec;
+  std::optional<Duration> keep_finished;
 };
 
 // Error name of a bad configuration file; the message is "FILE:LINE: key KEY: what is wrong".

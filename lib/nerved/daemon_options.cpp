@@ -1,6 +1,7 @@
 #include "nerved/daemon_options.h"
 
 #include "base/cli_parse.h"
+#include "base/duration.h"
 #include "nerved/daemon_config.h"
 #include "base/errors.h"
 #include "base/run_controls.h"
@@ -33,7 +34,12 @@ std::string help_text(const CLI::App* app) {
   return s;
 }
 
-void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms) {
+// The options given as text and checked after the parse.
+struct RawTimes {
+  std::string systemd_timeout, retry_first;
+};
+
+void add_options(CLI::App& app, DaemonOptions& o, RawTimes& raw) {
   app.add_option("--runs-dir", o.runs_dir, "where run records live (default $XDG_STATE_HOME/nerve/runs)")
       ->type_name("DIR");
   app.add_option("--ready-fd", o.ready_fd, "write \"READY\\n\" to FD and close it once the bus name is owned")
@@ -45,12 +51,12 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
   app.add_option("--log-level", o.log_level, "trace, debug, info (default), warning or error")
       ->type_name("LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error"}));
-  app.add_option("--systemd-timeout", timeout_ms, "timeout of each query to the user manager (default 5000)")
-      ->type_name("MS")
-      ->check(CLI::Range(1, 600'000));
-  app.add_option("--retry-first", retry_ms, "first delay before a pending reap is tried again (default 1000)")
-      ->type_name("MS")
-      ->check(CLI::Range(1, 600'000));
+  app.add_option("--systemd-timeout", raw.systemd_timeout,
+                 "timeout of each query to the user manager, in ms or with a unit (default 5000)")
+      ->type_name("MS");
+  app.add_option("--retry-first", raw.retry_first,
+                 "first delay before a pending reap is tried again, in ms or with a unit (default 1000)")
+      ->type_name("MS");
   app.add_option("--systemd-bus", o.systemd_bus,
                  "reach the user manager through the session bus (default), its private socket, or auto (the "
                  "private socket when it takes the connection); private and auto wait for the manager's "
@@ -63,6 +69,17 @@ void add_options(CLI::App& app, DaemonOptions& o, int& timeout_ms, int& retry_ms
         auto ok = check_slice_name(s);
         return ok ? std::string() : ok.error().message;
       });
+}
+
+// --systemd-timeout and --retry-first: milliseconds from 1 to 600000, a bare number in ms as these
+// options always took, or a duration with a unit ("5s"); the error names the option and quotes TEXT.
+std::optional<std::string> set_milliseconds(const char* option, const std::string& text, std::chrono::milliseconds& out) {
+  auto d = parse_duration(text, kUsecPerMsec);
+  if (!d || *d < Duration(std::chrono::milliseconds(1)) || *d > Duration(std::chrono::seconds(600)))
+    return std::string(option) + " takes milliseconds from 1 to 600000 (or a duration such as 5s), not " +
+           quote_value(text);
+  out = d->to<std::chrono::milliseconds>();
+  return std::nullopt;
 }
 
 DaemonCommandLine usage_error(const std::string& message) {
@@ -79,11 +96,10 @@ std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
   auto config = read_daemon_config(path, named);
   if (!config) return config.error().message;
   if (config->runs_dir && app.count("--runs-dir") == 0) o.runs_dir = *config->runs_dir;
-  if (config->default_grace_usec) o.default_grace_usec = *config->default_grace_usec;
+  if (config->default_grace) o.default_grace_usec = config->default_grace->usec();
   if (config->default_slice && app.count("--default-slice") == 0) o.default_slice = *config->default_slice;
   if (config->default_properties) o.default_properties = *config->default_properties;
-  if (auto keep = config->keep_finished_usec)  // "infinity" is forever, as 0
-    o.keep_finished = std::chrono::microseconds(*keep == kInfinity ? 0 : static_cast<std::int64_t>(*keep));
+  if (config->keep_finished) o.keep_finished = *config->keep_finished;
   o.config_file = named || ::access(path.c_str(), F_OK) == 0 ? path : "";
   return std::nullopt;
 }
@@ -92,13 +108,12 @@ std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
 
 DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
   DaemonOptions o;
-  int timeout_ms = static_cast<int>(o.systemd_timeout.count());
-  int retry_ms = static_cast<int>(o.retry_first.count());
+  RawTimes raw;
   CLI::App app(kDescription, "nerved");
   app.set_help_flag("-h,--help", "print this help and exit");
   app.set_version_flag("--version", version_text(), "print the version and exit");
   app.formatter_fn([](const CLI::App* a, std::string, CLI::AppFormatMode) { return help_text(a); });
-  add_options(app, o, timeout_ms, retry_ms);
+  add_options(app, o, raw);
   DaemonCommandLine c;
   if (auto exit = parse_cli(app, args, version_text())) {
     if (exit->code != 0) return usage_error(exit->message);
@@ -115,8 +130,10 @@ DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
   if (o.runs_dir.empty()) o.runs_dir = default_runs_dir();
   if (o.runs_dir.front() != '/')
     return usage_error("--runs-dir must be an absolute path, not " + quote_value(o.runs_dir));
-  o.systemd_timeout = std::chrono::milliseconds(timeout_ms);
-  o.retry_first = std::chrono::milliseconds(retry_ms);
+  if (app.count("--systemd-timeout") != 0)
+    if (auto bad = set_milliseconds("--systemd-timeout", raw.systemd_timeout, o.systemd_timeout)) return usage_error(*bad);
+  if (app.count("--retry-first") != 0)
+    if (auto bad = set_milliseconds("--retry-first", raw.retry_first, o.retry_first)) return usage_error(*bad);
   c.options = o;
   return c;
 }

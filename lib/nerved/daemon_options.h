@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/conventions.h"
+#include "base/duration.h"
 
 #include <chrono>
 #include <cstdint>
@@ -21,8 +22,8 @@ struct DaemonOptions {
   // From the configuration file (flags win where there is one).
   std::uint64_t default_grace_usec = kDefaultGraceUsec;  // grace of a reap when the call gives none
   std::string default_properties;                  // "KEY=VALUE ...", checked by parse_unit_property
-  // How long a reaped run's record is kept before it is forgotten automatically; 0: forever.
-  std::chrono::microseconds keep_finished = std::chrono::hours(24 * 7);
+  // How long a reaped run's record is kept before it is forgotten automatically; 0 or infinity: forever.
+  Duration keep_finished = std::chrono::hours(24 * 7);
   // Timeout of each query to the user manager (default 5 s); tests that stop the manager shorten it.
   std::chrono::milliseconds systemd_timeout{5000};
   // First delay before a pending_retry reap is tried again (default 1 s; it doubles from there).

@@ -1,5 +1,7 @@
 #include "record/record.h"
 
+#include "base/conventions.h"
+#include "base/duration.h"
 #include "base/errors.h"
 #include "base/timestamps.h"
 #include "base/run_id.h"
@@ -134,6 +136,7 @@ void check_record_fields(const Record& r) {
   if (!r.cgroup.empty() && !plain_absolute_path(r.cgroup))
     never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
   if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
+  if (r.grace_usec > kMaxGraceUsec) never_written("grace_usec", std::to_string(r.grace_usec), "at most one hour");
   const Owner& o = r.owner;
   bool bad = o.kind == OwnerKind::Process ? o.pid <= 0 : o.kind == OwnerKind::Bus && (o.name.empty() || o.name.front() != ':');
   if (bad) never_written("owner", to_string(o.kind) + " " + std::to_string(o.pid) + " " + o.name, "a process (pid > 0), a unique bus name, or none");
@@ -204,10 +207,11 @@ Receipt parse_receipt(const std::string& text) {
 }
 
 std::optional<std::chrono::system_clock::time_point> deadline(const Record& record) {
-  if (record.timeout_usec == 0) return std::nullopt;
+  Duration timeout = Duration::from_usec(record.timeout_usec);
+  if (!timeout.is_limit()) return std::nullopt;
   auto created = parse_rfc3339(record.created_at);
   if (!created) return std::nullopt;
-  return *created + std::chrono::microseconds(record.timeout_usec);
+  return saturating_add(*created, timeout);
 }
 
 }  // namespace nerve

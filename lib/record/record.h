@@ -74,7 +74,8 @@ struct Record {
   std::vector<std::string> properties;  // the unit properties as given, "KEY=VALUE" (unit_properties.h)
   std::string slice;                    // the slice the scope was put into; "" in records before it was kept
   std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope, and nerve's own deadline (deadlines.h): the run
-                                        // is ended (cause timeout) at created_at + this; 0 = none
+                                        // is ended (cause timeout) at created_at + this; 0 or UINT64_MAX
+                                        // (systemd's infinity) = none
   std::string parent;                   // the run this run was started inside (nested run); "" = none
   std::string created_at;  // RFC 3339, UTC
   std::string updated_at;
@@ -139,12 +140,14 @@ Record parse_record(const std::string& text);
 // Throws RecordCorrupt unless every field has the shape nerve writes: the unit is
 // nerve-<run>-<nonce>.scope with a 16-hex nonce, boot and invocation ids (once known) are 32 hex
 // digits, the cgroup (once known) is an absolute path without empty, '.' or '..' parts, the owner is a
-// process (pid > 0), a unique bus name (":...") or none.
+// process (pid > 0), a unique bus name (":...") or none, the grace is at most kMaxGraceUsec (one hour,
+// as every way in checks it). Any timeout_usec is valid: deadline() saturates.
 void check_record_fields(const Record& r);
 Receipt parse_receipt(const std::string& text);
 
-// When the run's timeout falls due: created_at + timeout_usec; nullopt without a timeout (or a
-// created_at that cannot be read).
+// When the run's timeout falls due: created_at + timeout_usec, saturated (duration.h): a timeout
+// past what the clock holds is time_point::max(), never an earlier, wrapped time. nullopt without a
+// timeout (0 or infinity) or with a created_at that cannot be read.
 std::optional<std::chrono::system_clock::time_point> deadline(const Record& record);
 
 }  // namespace nerve

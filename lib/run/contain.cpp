@@ -32,7 +32,7 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.owner = req_.owner;
   record_.properties = req_.controls.properties;
   record_.slice = req_.controls.slice;
-  record_.timeout_usec = req_.controls.timeout_usec;
+  record_.timeout_usec = req_.controls.timeout.usec();
   record_.parent = req_.parent;
   record_.created_at = record_.updated_at = now_rfc3339();
 }
@@ -58,7 +58,7 @@ void ContainOp::begin() {
   log_run(spdlog::level::debug, record_, "intent durable; StartTransientUnit");
   fault_point("after-intent");
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec,
-                 req_.controls.slice, req_.controls.timeout_usec, req_.controls.unit_properties};
+                 req_.controls.slice, req_.controls.timeout.usec(), req_.controls.unit_properties};
   job_deadline_ = deps_.timers.add_timer(kStartJobTimeout, [self = shared_from_this()] {
     self->job_deadline_ = 0;
     self->job_expired_ = true;
@@ -93,7 +93,7 @@ void ContainOp::ask_lookup() {
 // An error of StartTransientUnit itself (not of its job) about the properties the run asked for.
 bool ContainOp::refused_property(const Error& e) const {
   const RunControls& c = req_.controls;
-  if (c.properties.empty() && c.slice.empty() && !c.timeout_usec) return false;
+  if (c.properties.empty() && c.slice.empty() && c.timeout.is_zero()) return false;
   return e.name == "org.freedesktop.DBus.Error.InvalidArgs" || e.name == "org.freedesktop.DBus.Error.PropertyReadOnly" ||
          e.name == "org.freedesktop.DBus.Error.UnknownProperty";
 }

@@ -1,8 +1,9 @@
 // Timeouts: a run whose record has a timeout (Record::timeout_usec) is ended at created_at + timeout
 // by a final reap with cause timeout (final_reap.h), with the run's grace, whole tree included. The
 // timer is armed when an attempt is running, and again from the record when nerved starts (a
-// deadline already passed fires at once). systemd's RuntimeMaxSec on the scope is the backstop while
-// nerved is down; a run it ended first is still reaped with cause timeout (FinalReaps).
+// deadline already passed fires at once; one past the end of the clock, never: record.h's deadline
+// saturates; a timer is at most a day long and re-armed until the deadline). systemd's RuntimeMaxSec
+// on the scope is the backstop while nerved is down; a run it ended first is still reaped with cause timeout (FinalReaps).
 #pragma once
 
 #include "system/event_loop.h"
@@ -25,6 +26,9 @@ class Deadlines {
   void disarm(const std::string& run);
 
  private:
+  // A timer of at most a day towards DUE; at DUE, the expiry.
+  void arm_until(const std::string& run, std::chrono::system_clock::time_point due);
+
   Timers& timers_;
   std::function<void(const std::string& run)> expire_;
   std::map<std::string, TimerId> armed_;

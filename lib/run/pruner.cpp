@@ -9,7 +9,7 @@
 
 namespace nerve {
 
-Pruner::Pruner(Timers& timers, const RunStore& store, Lifecycle& lifecycle, std::chrono::microseconds keep)
+Pruner::Pruner(Timers& timers, const RunStore& store, Lifecycle& lifecycle, Duration keep)
     : timers_(timers), store_(store), lifecycle_(lifecycle), keep_(keep) {}
 
 Pruner::~Pruner() {
@@ -17,13 +17,13 @@ Pruner::~Pruner() {
 }
 
 void Pruner::start() {
-  if (keep_.count() <= 0) return;
+  if (!keep_.is_limit()) return;
   prune_once(std::chrono::system_clock::now());
   schedule();
 }
 
 void Pruner::schedule() {
-  Clock::duration every = std::clamp<Clock::duration>(keep_, std::chrono::seconds(1), std::chrono::hours(1));
+  Clock::duration every = std::clamp<Clock::duration>(keep_.to<Clock::duration>(), std::chrono::seconds(1), std::chrono::hours(1));
   timer_ = timers_.add_timer(every, [this] {
     timer_.reset();
     prune_once(std::chrono::system_clock::now());
@@ -45,7 +45,7 @@ std::vector<std::string> Pruner::prune_once(std::chrono::system_clock::time_poin
   std::vector<std::string> forgotten;
   for (const auto& run : store_.in_memory()) {
     auto finished = finished_at(run);
-    if (!finished || now - *finished < keep_) continue;
+    if (!finished || now < saturating_add(*finished, keep_)) continue;
     if (auto gone = lifecycle_.forget(run); !gone) {
       spdlog::debug("run {}: not pruned now: {}", run, gone.error().message);
       continue;
@@ -54,8 +54,7 @@ std::vector<std::string> Pruner::prune_once(std::chrono::system_clock::time_poin
   }
   if (forgotten.size() > 16) RunStore::trim();  // give the memory of many forgotten runs back
   if (!forgotten.empty())
-    spdlog::info("pruned {} finished run(s) older than {} s", forgotten.size(),
-                 std::chrono::duration_cast<std::chrono::seconds>(keep_).count());
+    spdlog::info("pruned {} finished run(s) older than {}", forgotten.size(), format_duration(keep_));
   return forgotten;
 }
 

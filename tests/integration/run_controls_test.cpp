@@ -134,6 +134,61 @@ TEST_F(RunControls, ATimeoutEndsTheWholeTree) {
   EXPECT_THAT(status.out, HasSubstr("cause:         timeout")) << status.out;
 }
 
+// A timeout too far away for a clock to hold (20000 weeks is past the year 2262 of a nanosecond
+// time_point; 2^64-1 is systemd's "infinity") is no timeout at all, never one that is already over:
+// the run is still running after its launch and a later call, and its reap has cause reaped.
+struct FarTimeout {
+  std::string name;
+  bool over_the_bus;  // Launch with the option timeout_usec, else nervectl launch --timeout
+  std::string cli_value;
+  std::uint64_t timeout_usec;
+};
+class RunControlsFarTimeout : public RunControls, public ::testing::WithParamInterface<FarTimeout> {};
+
+TEST_P(RunControlsFarTimeout, DoesNotEndTheRunAtOnce) {
+  const FarTimeout& f = GetParam();
+  if (f.over_the_bus) {
+    BusReply reply = call_nerved([&](sdbus::IProxy& proxy) {
+      int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      std::vector<sdbus::UnixFd> stdio;
+      for (int i = 0; i < 3; ++i) stdio.emplace_back(devnull);
+      std::map<std::string, sdbus::Variant> options;
+      options["keep"] = sdbus::Variant(true);  // the helper's connection ends with it; the run must not
+      options["grace_usec"] = sdbus::Variant(kShortGraceUsec);
+      options["timeout_usec"] = sdbus::Variant(f.timeout_usec);
+      proxy.callMethod("Launch")
+          .onInterface("org.nerve.Lifecycle1.Manager")
+          .withArguments(std::string("r1"), std::vector<std::string>{kEscaper, "--pidfile", path("r1.pid")},
+                         std::vector<std::string>{"PATH=/usr/bin:/bin"}, tmp_, stdio, options);
+    });
+    ASSERT_EQ(reply.failure, "");
+    ASSERT_EQ(reply.error_name, "") << reply.error_message;
+    ASSERT_GT(await_pidfile(path("r1.pid")), 0);
+  } else {
+    pid_t launcher = ctl_background("launch", {"launch", "--grace", kShortGraceArg, "--timeout", f.cli_value, "r1",
+                                               "--", kEscaper, "--pidfile", path("r1.pid")});
+    ASSERT_EQ(await_pidfile(path("r1.pid")), launcher);
+  }
+  EXPECT_EQ(record("r1").timeout_usec, f.timeout_usec);
+  // A call after the launch: a deadline that had wrapped into the past has fired by its answer.
+  Output status = ctl({"status", "r1"});
+  EXPECT_EQ(status.exit_code, 0) << "the run is not running after its launch: " << status.out << status.err;
+  EXPECT_EQ(to_string(record("r1").state), "running");
+  EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1/receipt.json")) << "the run was reaped at once";
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+  Receipt r = receipt("r1");
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "reaped");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Timeouts, RunControlsFarTimeout,
+    ::testing::Values(FarTimeout{"TwentyThousandWeeks", false, "20000w", 20000ull * 604800 * 1'000'000},
+                      FarTimeout{"TwoToTheSixtyThreeUsecOverTheBus", true, "", std::uint64_t{1} << 63},
+                      FarTimeout{"InfinityOverTheBus", true, "", UINT64_MAX}),
+    [](const auto& info) { return info.param.name; });
+
 // Enforcement needs the controller in the scope's cgroup: where it is offered, the kernel's file has
 // the limit; where not (this hybrid host: no memory, pids, io, cpu, cpuset on cgroup2), the test is
 // skipped visibly, naming the controller, after the property reached systemd (checked above).

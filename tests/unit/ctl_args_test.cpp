@@ -145,12 +145,48 @@ TEST(NervectlArgs, AnInvalidRunIdIsAUsageErrorOfEveryVerbThatTakesOne) {
   expect_usage_error({"launch", "--grace", "1", ".hidden", "--", "true"}, "invalid run id '.hidden'");
 }
 
+// A grace is seconds or a systemd duration, more than 0 and at most an hour: 1us, 3600 and 1h are
+// taken; 0, negative, 3600.5, 2^63 us, 2^64-1 us, infinity are refused naming the option and value.
+TEST(NervectlArgs, AGraceAtItsBoundaries) {
+  auto grace = [](const std::string& g) { return parse({"reap", "--grace", g, "r1"}).args.grace_usec; };
+  EXPECT_EQ(grace("1us"), 1u);
+  EXPECT_EQ(grace("1s"), 1'000'000u);
+  EXPECT_EQ(grace("500ms"), 500'000u);
+  EXPECT_EQ(grace("3599.999999"), 3'599'999'999u);
+  EXPECT_EQ(grace("3600"), 3'600'000'000u);
+  EXPECT_EQ(grace("1h"), 3'600'000'000u);
+}
+
 TEST(NervectlArgs, ABadGraceIsAUsageErrorThatQuotesIt) {
-  for (std::string bad : {"0", "-1", "abc", "3600.5", "1s", "", "nan", "inf"}) {
+  for (std::string bad : {"0", "-1", "-1s", "abc", "3600.5", "3600000001us", "9223372036854775808us",
+                          "18446744073709551615us", "infinity", "", "nan", "inf", "1e3"}) {
     expect_usage_error({"reap", "--grace", bad, "r1"},
-                       "--grace takes seconds, more than 0 and at most 3600, not '" + bad + "'");
+                       "--grace takes seconds (or a duration such as 500ms), more than 0 and at most 3600, not '" +
+                           bad + "'");
     expect_usage_error({"launch", "--grace", bad, "r1", "--", "true"}, "not '" + bad + "'");
   }
+}
+
+// --timeout: any systemd duration above 0; infinity is no timeout (nothing is sent); 20000w and 2^63
+// us are sent as they are (nerved's deadline saturates); 0, negative and past 2^64-2 us are refused.
+TEST(NervectlArgs, ATimeoutAtItsBoundaries) {
+  auto timeout = [](const std::string& t) {
+    Parsed p = parse({"launch", "--timeout", t, "r1", "--", "true"});
+    EXPECT_TRUE(p.verb) << t << ": " << p.err;
+    return p.args.controls.timeout_usec;
+  };
+  EXPECT_EQ(timeout("1us"), 1u);
+  EXPECT_EQ(timeout("90"), 90'000'000u);
+  EXPECT_EQ(timeout("1min 30s"), 90'000'000u);
+  EXPECT_EQ(timeout("20000w"), std::uint64_t{20000} * 604800 * 1'000'000);
+  EXPECT_EQ(timeout("9223372036854775808us"), std::uint64_t{1} << 63);
+  EXPECT_EQ(timeout("18446744073709551614us"), UINT64_MAX - 1);
+  EXPECT_EQ(timeout("infinity"), 0u) << "infinity: no timeout";
+  for (std::string bad : {"0", "-1", "-5min", "18446744073709551615us", "40000000w", "soon", ""})
+    expect_usage_error({"launch", "--timeout", bad, "r1", "--", "true"},
+                       "--timeout takes a duration such as 90, 500ms or 10min, or infinity, not '" + bad + "'");
+  expect_usage_error({"launch", "--timeout", "40000000w", "r1", "--", "true"}, "out of range");
+  expect_usage_error({"launch", "--timeout", "-1s", "r1", "--", "true"}, "negative");
 }
 
 TEST(NervectlArgs, MissingOrExtraOperandsAreUsageErrors) {

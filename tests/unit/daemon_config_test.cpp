@@ -28,17 +28,16 @@ TEST(DaemonConfig, AGoodFileSetsEveryKey) {
       "/etc/x.conf");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->runs_dir, "/var/tmp/runs");
-  EXPECT_EQ(c->default_grace_usec, 120'000'000u);
+  EXPECT_EQ(c->default_grace, Duration(2min));
   EXPECT_EQ(c->default_slice, "batch.slice");
   EXPECT_EQ(c->default_properties, "MemoryMax=1G TasksMax=100");
-  EXPECT_EQ(c->keep_finished_usec, 7ull * 24 * 3600 * 1'000'000);
+  EXPECT_EQ(c->keep_finished, Duration(7 * 24h));
 }
 
 TEST(DaemonConfig, AnEmptyFileSetsNothing) {
   auto c = parse_daemon_config("# nothing\n\n", "f");
   ASSERT_TRUE(c);
-  EXPECT_FALSE(c->runs_dir || c->default_grace_usec || c->default_slice || c->default_properties ||
-               c->keep_finished_usec);
+  EXPECT_FALSE(c->runs_dir || c->default_grace || c->default_slice || c->default_properties || c->keep_finished);
 }
 
 TEST(DaemonConfig, AnUnknownKeyNamesTheFileTheLineAndTheKey) {
@@ -60,6 +59,11 @@ TEST(DaemonConfig, ABadValueNamesTheLineTheKeyAndTheValue) {
       {"default_slice = batch\n", "f:1: key default_slice: bad value 'batch'"},
       {"default_properties = MemoryMax=lots\n", "f:1: key default_properties: bad value 'MemoryMax=lots'"},
       {"keep_finished = soon\n", "f:1: key keep_finished: bad value 'soon'"},
+      {"keep_finished = -1d\n", "f:1: key keep_finished: bad value '-1d': a duration cannot be negative"},
+      {"keep_finished = 40000000w\n", "f:1: key keep_finished: bad value '40000000w': the duration is out of range"},
+      {"default_grace = infinity\n", "f:1: key default_grace: bad value 'infinity'"},
+      {"default_grace = -1s\n", "f:1: key default_grace: bad value '-1s'"},
+      {"default_grace = 3601s\n", "f:1: key default_grace: bad value '3601s'"},
       {"keep_finished\n", "f:1: expected 'key = value'"},
   };
   for (const auto& k : cases) {
@@ -67,6 +71,27 @@ TEST(DaemonConfig, ABadValueNamesTheLineTheKeyAndTheValue) {
     ASSERT_FALSE(c) << k.text;
     EXPECT_THAT(c.error().message, HasSubstr(k.expected)) << k.text;
   }
+}
+
+// Durations at their boundaries: default_grace from 1us to 1h; keep_finished anything from 0 to
+// infinity (a keep_finished past the clock's end keeps every run, pruner_test).
+TEST(DaemonConfig, DurationsAtTheirBoundaries) {
+  auto value = [](const std::string& key, const std::string& v) {
+    return parse_daemon_config(key + " = " + v + "\n", "f");
+  };
+  EXPECT_EQ(value("default_grace", "1us")->default_grace, Duration::from_usec(1));
+  EXPECT_EQ(value("default_grace", "3599999999us")->default_grace, Duration::from_usec(3'599'999'999));
+  EXPECT_EQ(value("default_grace", "1h")->default_grace, Duration(1h));
+  EXPECT_FALSE(value("default_grace", "3600000001us"));
+  EXPECT_FALSE(value("default_grace", "9223372036854775808us")) << "2^63";
+  EXPECT_FALSE(value("default_grace", "18446744073709551615us")) << "2^64-1";
+  EXPECT_EQ(value("keep_finished", "0")->keep_finished, Duration{});
+  EXPECT_EQ(value("keep_finished", "1us")->keep_finished, Duration::from_usec(1));
+  EXPECT_EQ(value("keep_finished", "20000w")->keep_finished, Duration(20000 * std::chrono::weeks(1)));
+  EXPECT_EQ(value("keep_finished", "9223372036854775808us")->keep_finished, Duration::from_usec(std::uint64_t{1} << 63));
+  EXPECT_EQ(value("keep_finished", "18446744073709551614us")->keep_finished, Duration::from_usec(UINT64_MAX - 1));
+  EXPECT_FALSE(value("keep_finished", "18446744073709551615us")) << "2^64-1 us is spelt infinity";
+  EXPECT_TRUE(value("keep_finished", "infinity")->keep_finished->is_infinity());
 }
 
 TEST(DaemonConfig, TheDefaultPathFollowsXdgConfigHome) {
@@ -90,7 +115,7 @@ TEST_F(NervedConfigFile, ItsValuesReachTheOptionsAndFlagsWin) {
   ASSERT_TRUE(c.options) << c.err;
   EXPECT_EQ(c.options->runs_dir, "/from/file");
   EXPECT_EQ(c.options->default_grace_usec, 3'000'000u);
-  EXPECT_EQ(c.options->keep_finished, 1h);
+  EXPECT_EQ(c.options->keep_finished, Duration(1h));
   EXPECT_EQ(c.options->default_slice, "b.slice");
   EXPECT_EQ(c.options->config_file, file);
   c = parse_daemon_options({"--config", file, "--runs-dir", "/from/flag"});
@@ -103,13 +128,13 @@ TEST_F(NervedConfigFile, TheDefaultFileIsReadWhenThere) {
   DaemonCommandLine none = parse_daemon_options({});
   ASSERT_TRUE(none.options) << none.err;
   EXPECT_EQ(none.options->config_file, "");
-  EXPECT_EQ(none.options->keep_finished, 7 * 24h);
+  EXPECT_EQ(none.options->keep_finished, Duration(7 * 24h));
   std::filesystem::create_directories(tmp / "nerve");
   std::ofstream(tmp / "nerve/nerved.conf") << "keep_finished = 0\n";
   DaemonCommandLine some = parse_daemon_options({});
   ::unsetenv("XDG_CONFIG_HOME");
   ASSERT_TRUE(some.options) << some.err;
-  EXPECT_EQ(some.options->keep_finished, 0s);
+  EXPECT_EQ(some.options->keep_finished, Duration(0s));
   EXPECT_EQ(some.options->config_file, tmp / "nerve/nerved.conf");
 }
 

@@ -57,6 +57,28 @@ TEST(NervedOptions, BadValuesAreUsageErrorsThatNameThem) {
   expect_usage_error({"extra"}, "extra");
 }
 
+// --systemd-timeout and --retry-first: a bare number is milliseconds, a unit may be given, from 1 ms
+// to 600 s; anything else (0, negative, 2^63, 2^64-1, infinity) is a usage error naming the option.
+TEST(NervedOptions, MillisecondOptionsAtTheirBoundaries) {
+  for (const char* option : {"--systemd-timeout", "--retry-first"}) {
+    SCOPED_TRACE(option);
+    auto taken = [&](const std::string& v) {
+      DaemonCommandLine c = parse_daemon_options({option, v});
+      EXPECT_TRUE(c.options) << v << ": " << c.err;
+      if (!c.options) return std::chrono::milliseconds(-1);
+      return std::string(option) == "--retry-first" ? c.options->retry_first : c.options->systemd_timeout;
+    };
+    EXPECT_EQ(taken("1"), 1ms);
+    EXPECT_EQ(taken("2s"), 2000ms);
+    EXPECT_EQ(taken("599999"), 599'999ms);
+    EXPECT_EQ(taken("600000"), 600'000ms);
+    EXPECT_EQ(taken("10min"), 600'000ms);
+    for (std::string bad : {"0", "0.5", "600001", "-1", "9223372036854775808", "18446744073709551615us", "infinity", "soon"})
+      expect_usage_error({option, bad}, std::string(option) + " takes milliseconds from 1 to 600000 (or a duration such "
+                                                             "as 5s), not '" + bad + "'");
+  }
+}
+
 TEST(NervedOptions, HelpListsEveryOptionOnALineOfItsOwn) {
   DaemonCommandLine c = parse_daemon_options({"--help"});
   EXPECT_FALSE(c.options.has_value());

@@ -63,6 +63,37 @@ TEST_F(PrunerTest, KeepZeroPrunesNothingAndStartsNoTimer) {
   EXPECT_TRUE(exists("old"));
 }
 
+TEST_F(PrunerTest, KeepInfinityPrunesNothingAndStartsNoTimer) {
+  reaped("old", "2000-01-01T00:00:00.000Z");
+  Pruner pruner(timers, store, lifecycle, Duration::infinity());
+  pruner.start();
+  timers.advance(48h);
+  EXPECT_TRUE(exists("old"));
+  EXPECT_THAT(pruner.prune_once(now), IsEmpty());
+}
+
+// A keep_finished longer than a nanosecond clock holds (20000 weeks, 2^63 us, 2^64-2 us) keeps every
+// run: reaped_at + keep saturates at the end of the clock instead of wrapping into the past.
+TEST_F(PrunerTest, AKeepPastTheEndOfTheClockKeepsEveryRun) {
+  reaped("old", "2000-01-01T00:00:00.000Z");
+  reaped("young", "2026-11-30T11:59:59.000Z");
+  for (std::uint64_t keep : {std::uint64_t{20000} * 604800 * 1'000'000, std::uint64_t{1} << 63, UINT64_MAX - 1}) {
+    Pruner pruner(timers, store, lifecycle, Duration::from_usec(keep));
+    EXPECT_THAT(pruner.prune_once(now), IsEmpty()) << keep;
+    pruner.start();
+    timers.advance(2h);
+  }
+  EXPECT_TRUE(exists("old"));
+  EXPECT_TRUE(exists("young"));
+}
+
+TEST_F(PrunerTest, KeepsARunUntilExactlyKeepFinishedHasPassed) {
+  reaped("r", "2026-11-30T11:00:00.000Z");
+  Pruner pruner(timers, store, lifecycle, 1h);
+  EXPECT_THAT(pruner.prune_once(now - 1us), IsEmpty());
+  EXPECT_THAT(pruner.prune_once(now), ElementsAre("r"));
+}
+
 TEST_F(PrunerTest, PassesRepeatOnTheTimer) {
   Pruner pruner(timers, store, lifecycle, 2s);
   pruner.start();

@@ -1,3 +1,4 @@
+#include "base/conventions.h"
 #include "base/timestamps.h"
 #include "record/record.h"
 
@@ -326,4 +327,45 @@ TEST(Deadline, IsCreatedAtPlusTheTimeout) {
   r.timeout_usec = 1500000;
   ASSERT_TRUE(deadline(r));
   EXPECT_EQ(*deadline(r) - *parse_rfc3339(r.created_at), std::chrono::milliseconds(1500));
+}
+
+// timeout_usec at the boundaries of usec_t: 0 and 2^64-1 (systemd's infinity) are no timeout; a
+// timeout past the end of the nanosecond clock (20000 weeks, 2^63, 2^64-2) falls due at its end,
+// time_point::max(), never at a wrapped time before created_at (which would end the run at once).
+TEST(Deadline, NeverWrapsBeforeCreatedAt) {
+  Record r;
+  r.created_at = "2026-11-02T09:20:44.050Z";
+  auto created = *parse_rfc3339(r.created_at);
+  r.timeout_usec = 0;
+  EXPECT_FALSE(deadline(r));
+  r.timeout_usec = UINT64_MAX;
+  EXPECT_FALSE(deadline(r)) << "infinity is no timeout";
+  r.timeout_usec = 1;
+  EXPECT_EQ(*deadline(r), created + std::chrono::microseconds(1));
+  for (std::uint64_t far : {std::uint64_t{20000} * 604800 * 1'000'000, std::uint64_t{1} << 63, UINT64_MAX - 1}) {
+    r.timeout_usec = far;
+    ASSERT_TRUE(deadline(r)) << far;
+    EXPECT_EQ(*deadline(r), std::chrono::system_clock::time_point::max()) << far;
+  }
+  r.timeout_usec = 1000ull * 365 * 24 * 3600 * 1'000'000 / 10;  // 100 years: still on the clock
+  EXPECT_EQ(*deadline(r) - created, std::chrono::hours(100 * 365 * 24));
+}
+
+TEST(ParseRecord, KeepsATimeoutOfAnyUint64) {
+  for (std::uint64_t t : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 63, UINT64_MAX - 1, UINT64_MAX}) {
+    Record r = full_record();
+    r.timeout_usec = t;
+    EXPECT_EQ(parse_record(to_json_text(r)).timeout_usec, t);
+  }
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["timeout_usec"] = -1; })), RecordCorrupt);
+}
+
+// A grace is at most an hour wherever it comes from (the bus, nervectl, nerved.conf): a record with a
+// longer one was not written by nerve.
+TEST(ParseRecord, RefusesAGraceLongerThanAnHour) {
+  for (std::uint64_t g : {std::uint64_t{0}, std::uint64_t{1}, kMaxGraceUsec})
+    EXPECT_EQ(parse_record(record_text_with([&](json& j) { j["grace_usec"] = g; })).grace_usec, g);
+  for (std::uint64_t g : {kMaxGraceUsec + 1, std::uint64_t{1} << 63, UINT64_MAX})
+    EXPECT_THROW(parse_record(record_text_with([&](json& j) { j["grace_usec"] = g; })), RecordCorrupt) << g;
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["grace_usec"] = -1; })), RecordCorrupt);
 }

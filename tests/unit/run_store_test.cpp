@@ -1,3 +1,4 @@
+#include "base/timestamps.h"
 #include "record/run_store.h"
 
 #include "record/run_records.h"

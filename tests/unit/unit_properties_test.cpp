@@ -53,6 +53,48 @@ TEST(ACpuQuota, IsAPercentageOfOneCpuSentAsMicrosecondsPerSecond) {
   refused("CPUQuota=0%");
 }
 
+// A huge percentage is refused, never wrapped: CPUQuota=184467440738% once became 0.9% of a CPU.
+// systemd takes at most an int of permyriad (21474836.47%).
+TEST(ACpuQuota, AtItsBoundaries) {
+  EXPECT_EQ(parsed("CPUQuota=0.01%"), (UnitProperty{"CPUQuotaPerSecUSec", std::uint64_t{100}}));
+  EXPECT_EQ(parsed("CPUQuota=21474836.47%"), (UnitProperty{"CPUQuotaPerSecUSec", std::uint64_t{2147483647} * 100}));
+  for (const char* huge : {"CPUQuota=21474836.48%", "CPUQuota=184467440738%", "CPUQuota=9223372036854775808%",
+                           "CPUQuota=18446744073709551615%", "CPUQuota=99999999999999999999999%"}) {
+    Error e = refused(huge);
+    EXPECT_NE(e.message.find("out of range"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("'CPUQuota'"), std::string::npos) << e.message;
+  }
+  EXPECT_NE(refused("CPUQuota=-50%").message.find("negative"), std::string::npos);
+  refused("CPUQuota=12.345%");
+  refused("CPUQuota=infinity");
+  refused("CPUQuota=50");
+}
+
+// Sizes at the boundaries of uint64: 2^64-1 bytes is infinity (CGROUP_LIMIT_MAX); 2^64 and beyond,
+// negative, and percentages above 100% or huge are refused naming the key and quoting the value.
+TEST(AMemoryLimit, AtItsBoundaries) {
+  EXPECT_EQ(parsed("MemoryMax=0"), (UnitProperty{"MemoryMax", std::uint64_t{0}}));
+  EXPECT_EQ(parsed("MemoryMax=1"), (UnitProperty{"MemoryMax", std::uint64_t{1}}));
+  EXPECT_EQ(parsed("MemoryMax=18446744073709551614"), (UnitProperty{"MemoryMax", kInfinity - 1}));
+  EXPECT_EQ(parsed("MemoryMax=18446744073709551615"), (UnitProperty{"MemoryMax", kInfinity}));
+  EXPECT_EQ(parsed("MemoryMax=8E"), (UnitProperty{"MemoryMax", std::uint64_t{1} << 63}));
+  EXPECT_EQ(parsed("MemoryMax=0%"), (UnitProperty{"MemoryMaxScale", std::uint32_t{0}}));
+  for (const char* bad : {"MemoryMax=18446744073709551616", "MemoryMax=16E", "MemoryMax=-1", "MemoryMax=-1G",
+                          "MemoryMax=100.01%", "MemoryMax=184467440738%", "MemoryMax=-5%", "MemoryHigh=99999999999999999999999K"}) {
+    Error e = refused(bad);
+    std::string value = std::string(bad).substr(std::string(bad).find('=') + 1);
+    EXPECT_NE(e.message.find("'" + value + "'"), std::string::npos) << e.message;
+  }
+}
+
+TEST(ATasksLimit, AtItsBoundaries) {
+  EXPECT_EQ(parsed("TasksMax=1"), (UnitProperty{"TasksMax", std::uint64_t{1}}));
+  EXPECT_EQ(parsed("TasksMax=18446744073709551614"), (UnitProperty{"TasksMax", kInfinity - 1}));
+  EXPECT_EQ(parsed("TasksMax=100%"), (UnitProperty{"TasksMaxScale", std::uint32_t{UINT32_MAX}}));
+  for (const char* bad : {"TasksMax=18446744073709551616", "TasksMax=-1", "TasksMax=101%", "TasksMax=184467440738%"})
+    refused(bad);
+}
+
 TEST(AWeight, IsFrom1To10000) {
   EXPECT_EQ(parsed("CPUWeight=100"), (UnitProperty{"CPUWeight", std::uint64_t{100}}));
   EXPECT_EQ(parsed("IOWeight=10000"), (UnitProperty{"IOWeight", std::uint64_t{10000}}));
@@ -83,6 +125,13 @@ TEST(ARuntimeLimit, TakesSystemdTimeSyntaxAndBecomesRuntimeMaxUSec) {
   EXPECT_EQ(parsed("RuntimeMaxSec=500ms"), (UnitProperty{"RuntimeMaxUSec", std::uint64_t{500'000}}));
   EXPECT_EQ(parsed("RuntimeMaxSec=1.5h"), (UnitProperty{"RuntimeMaxUSec", std::uint64_t{5'400'000'000}}));
   EXPECT_EQ(parsed("RuntimeMaxSec=infinity"), (UnitProperty{"RuntimeMaxUSec", kInfinity}));
+  EXPECT_EQ(parsed("RuntimeMaxSec=1us"), (UnitProperty{"RuntimeMaxUSec", std::uint64_t{1}}));
+  EXPECT_EQ(parsed("RuntimeMaxSec=20000w"), (UnitProperty{"RuntimeMaxUSec", std::uint64_t{20000} * 604800 * 1'000'000}));
+  EXPECT_EQ(parsed("RuntimeMaxSec=9223372036854775808us"), (UnitProperty{"RuntimeMaxUSec", std::uint64_t{1} << 63}));
+  EXPECT_EQ(parsed("RuntimeMaxSec=18446744073709551614us"), (UnitProperty{"RuntimeMaxUSec", kInfinity - 1}));
+  EXPECT_NE(refused("RuntimeMaxSec=18446744073709551615us").message.find("out of range"), std::string::npos);
+  EXPECT_NE(refused("RuntimeMaxSec=40000000w").message.find("out of range"), std::string::npos);
+  EXPECT_NE(refused("RuntimeMaxSec=-1s").message.find("negative"), std::string::npos);
   refused("RuntimeMaxSec=0");
   refused("RuntimeMaxSec=10 parsecs");
 }

@@ -1,5 +1,9 @@
 #include "system/event_loop.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
 #include <sdbus-c++/IConnection.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
@@ -124,7 +128,10 @@ void EventLoop::run() {
     int timeout_ms = bus_timeout();
     if (!timers_.empty()) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(timers_.begin()->first - Clock::now());
-      int t = left.count() < 0 ? 0 : static_cast<int>(left.count());
+      // epoll_wait takes an int of milliseconds: a timer further off than 24.8 days waits that long
+      // and is looked at again, never a wrapped (negative: forever, or past: at once) wait.
+      auto ms = std::clamp<std::int64_t>(left.count(), 0, std::numeric_limits<int>::max());
+      int t = static_cast<int>(ms);
       timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
     }
     int n = ::epoll_wait(epoll_.get(), events, 32, timeout_ms);

@@ -98,7 +98,7 @@ TEST(RunOptions, StoreEachValueWhereTheRequestKeepsIt) {
   EXPECT_FALSE(l.contain.reap_on_exit);
   EXPECT_TRUE(l.sealed);
   EXPECT_EQ(l.contain.controls.slice, "work-ci.slice");
-  EXPECT_EQ(l.contain.controls.timeout_usec, 60'000'000u);
+  EXPECT_EQ(l.contain.controls.timeout.usec(), 60'000'000u);
   RunOptions c = parsed(RunMethod::Contain, {{"owner_bus_name", sdbus::Variant(std::string(":1.42"))}});
   EXPECT_EQ(c.owner_bus_name, std::optional<std::string>(":1.42"));
   // Given, even empty: the manager refuses it (not a unique name), it is not "no owner".

@@ -260,6 +260,26 @@ TEST(ParseReceipt, RefusesAnUnknownCause) {
   EXPECT_THROW(parse_receipt(j.dump()), RecordCorrupt);
 }
 
+TEST(ParseReceipt, KeepsTheEscapedScopesWithTheirPids) {
+  Receipt r;
+  r.run = "r";
+  r.outcome = Outcome::Complete;
+  r.escaped = {{"run-r0a1b2c3.scope", {41, 42}}};
+  json j = json::parse(to_json_text(r));
+  EXPECT_EQ(j.at("escaped").at(0).at("unit"), "run-r0a1b2c3.scope");
+  Receipt back = parse_receipt(to_json_text(r));
+  ASSERT_EQ(back.escaped.size(), 1u);
+  EXPECT_EQ(back.escaped[0].unit, "run-r0a1b2c3.scope");
+  EXPECT_EQ(back.escaped[0].pids, (std::vector<int>{41, 42}));
+}
+
+TEST(ParseReceipt, ReadsAReceiptWithoutEscapedAsNoneFoundAndRefusesAMalformedOne) {
+  json j = json::parse(fixture("receipt-v1.json"));
+  EXPECT_TRUE(parse_receipt(j.dump()).escaped.empty());
+  j["escaped"] = json::array({{{"unit", 7}}});
+  EXPECT_THROW(parse_receipt(j.dump()), RecordCorrupt);
+}
+
 TEST(Cause, EveryCauseHasItsJsonString) {
   for (auto c : {Cause::Exited, Cause::Cancelled, Cause::Timeout, Cause::Oom, Cause::OwnerGone, Cause::Relaunched,
                  Cause::Reconciled, Cause::Reaped})

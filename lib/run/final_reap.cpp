@@ -2,7 +2,6 @@
 
 #include "base/defaults.h"
 #include "base/errors.h"
-#include "run/escaped_scopes.h"
 #include "run/fault.h"
 #include "run/run_log.h"
 
@@ -96,21 +95,12 @@ void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec,
   deps_.owners.unwatch(record.run);
   active_[record.run] = cause;
   ++running_;
-  // Scopes the run's processes asked the manager for are reaped first (escaped_scopes.h).
-  reap_escaped_scopes(deps_, record, grace_usec, signal, cause,
-                      [this, record, grace_usec, signal, cause, done, ahead](EscapedReaps escaped) mutable {
-    ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done, escaped](Receipt receipt) {
-      active_.erase(record.run);
-      --running_;
-      next_turns();
-      receipt.escaped = escaped.scopes;
-      if (!escaped.error.empty() && receipt.outcome == Outcome::Complete) {
-        receipt.outcome = Outcome::PendingRetry;
-        receipt.error = escaped.error;
-      }
-      reaped(record, std::move(receipt), done);
-    }, std::move(ahead));
-  });
+  ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
+    active_.erase(record.run);
+    --running_;
+    next_turns();
+    reaped(record, std::move(receipt), done);
+  }, std::move(ahead));
 }
 
 void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {

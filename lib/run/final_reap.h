@@ -3,7 +3,7 @@
 //
 // Order (docs/records.md): the record goes to "reaping" (the fence: from then on the run is final,
 // whatever happens to the reap) durably before anything is signalled (when the disk refuses the fence,
-// the run is killed anyway and recorded as soon as the disk allows: docs/records.md); then the scopes its processes asked the manager for (escaped_scopes.h), then ReapOp; then receipt.json;
+// the run is killed anyway and recorded as soon as the disk allows: docs/records.md); then ReapOp; then receipt.json;
 // then, for a final outcome, the record goes to "reaped". A record found in "reaping" whose final
 // receipt for the same attempt is already written is only closed. If the fence or the receipt
 // cannot be written, or the outcome is pending_retry, the reap is tried again after kRetryFirst,

@@ -14,16 +14,18 @@ namespace nerve::ctl {
 
 namespace {
 
+constexpr std::uint64_t kUsecPerSecond = 1000000;
+
 std::uint64_t now_usec() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
+  return static_cast<std::uint64_t>(ts.tv_sec) * kUsecPerSecond + static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
 }
 
 // "70 s", "1.5 s": a bound for a message.
 std::string seconds(std::uint64_t usec) {
-  std::string s = std::to_string(usec / 1'000'000);
-  if (std::uint64_t tenths = usec % 1'000'000 / 100'000) s += "." + std::to_string(tenths);
+  std::string s = std::to_string(usec / kUsecPerSecond);
+  if (std::uint64_t tenths = usec % kUsecPerSecond * 10 / kUsecPerSecond) s += "." + std::to_string(tenths);
   return s + " s";
 }
 

@@ -73,9 +73,14 @@ void LeanCall::fail_errno(int r, const char* what) {
   sd_bus_error_free(&e);
 }
 
-// The run's grace came (or its object could not answer: then the longest grace a run may have, the
-// only bound that holds for any run; nerved, which answered, is up).
+// The run's grace came (or nerved answered that its object has none: then the longest grace a run may
+// have, the only bound that holds for any run; nerved, which answered, is up).
 void LeanCall::grace_answered(sd_bus_message* m) {
+  // sd-bus's own answer when the query had none in its 25 s (or the connection was lost): nerved did
+  // not answer, and the bound stays what it is, which has run out by then.
+  if (sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.Timeout") ||
+      sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.NoReply"))
+    return;
   std::uint64_t grace = 0;
   bool known = !sd_bus_message_is_method_error(m, nullptr) && sd_bus_message_read(m, "v", "t", &grace) > 0 && grace;
   timeout_usec_ = reap_call_timeout_usec(known ? grace : kMaxGraceUsec);

@@ -13,7 +13,15 @@ inline constexpr std::uint64_t kDefaultGraceUsec = 10'000'000;
 // A longer grace is refused (InvalidArgument; nervectl: a usage error).
 inline constexpr std::uint64_t kMaxGraceUsec = 3600ull * 1'000'000;
 
-// A call that may wait for a reap with GRACE_USEC (0: the default) allows for the grace plus a minute.
+// A call that waits for no reap (Freeze, Thaw, Forget, queries): nerved answers it within its own
+// deadlines on the user manager, so a client that has had no answer after this gives up (sd-bus's
+// default method call timeout).
+inline constexpr std::uint64_t kCallTimeoutUsec = 25'000'000;
+
+// A call that may wait for a reap with GRACE_USEC allows for the grace plus a minute: the kill after
+// it, the confirmation that the cgroup is empty (pending_retry after 10 s), the receipt and the reply.
+// GRACE_USEC 0 stands for the default grace; a Reap or Cancel that gives none waits the run's own
+// grace instead (the run object's GraceUSec property), and its client must bound its wait by that.
 inline constexpr std::uint64_t kReapCallMarginUsec = 60'000'000;
 inline constexpr std::uint64_t reap_call_timeout_usec(std::uint64_t grace_usec) {
   return (grace_usec ? grace_usec : kDefaultGraceUsec) + kReapCallMarginUsec;

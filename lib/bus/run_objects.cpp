@@ -28,6 +28,7 @@ std::string run_of_path(const char* path) {
 const std::vector<std::pair<std::string, std::string>> kRunProperties = {
     {"Id", "s"},    {"Unit", "s"},       {"InvocationID", "s"}, {"ControlGroup", "s"}, {"State", "s"},
     {"MainPID", "u"}, {"ExitStatus", "i"}, {"Cause", "s"},        {"Frozen", "b"},  {"CreatedAt", "s"},
+    {"GraceUSec", "t"},
 };
 
 std::string run_object_path(const std::string& run) {
@@ -132,6 +133,7 @@ int RunObjects::append(const std::string& run, const std::string& name, sd_bus_m
     return ::sd_bus_message_append(reply, "s", cause.c_str());
   }
   if (name == "CreatedAt") return ::sd_bus_message_append(reply, "s", r->created_at.c_str());
+  if (name == "GraceUSec") return ::sd_bus_message_append(reply, "t", static_cast<uint64_t>(r->grace_usec));
   if (name == "Frozen") {
     int frozen = r->state == RunState::Running && !r->cgroup.empty() && cgroups_.frozen(r->cgroup);
     return ::sd_bus_message_append(reply, "b", frozen);
@@ -151,6 +153,7 @@ std::vector<std::string> differing(const Record& a, const Record& b) {
   if (a.leader_pid != b.leader_pid) names.push_back("MainPID");
   if (a.attempt != b.attempt) names.push_back("ExitStatus");
   if (a.created_at != b.created_at) names.push_back("CreatedAt");
+  if (a.grace_usec != b.grace_usec) names.push_back("GraceUSec");
   if (a.state != b.state && (a.state == RunState::Running || b.state == RunState::Running)) names.push_back("Frozen");
   return names;
 }

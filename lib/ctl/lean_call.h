@@ -1,13 +1,22 @@
 // One method call of nervectl's front to nerved (org.nerve.Lifecycle1.Manager) with sd-bus
 // (libsystemd) on a session bus connection of its own, for the verbs the front runs itself (launch,
-// reap, cancel, freeze, thaw, forget; front.h). No sdbus-c++ and no round trip before the call: sd-bus sends the authentication in
-// one write and, once dbus-daemon accepts it, the Hello it requires and this call back to back, so the
-// call costs one round trip after the authentication's, where a connection set up first costs two.
+// reap, cancel, freeze, thaw, forget; front.h). No sdbus-c++ and no round trip before the call: sd-bus
+// sends the authentication in one write and, once dbus-daemon accepts it, the Hello it requires and
+// this call back to back, so the call costs one round trip after the authentication's, where a
+// connection set up first costs two.
+//
+// The wait for the reply is bounded by a deadline of the call's own, from when it was made: the loop
+// sleeps in sd_bus_wait until the reply comes or the deadline passes, and then fails the call with
+// org.freedesktop.DBus.Error.Timeout naming the bound (nervectl: exit 69, "nerved did not answer").
+// A Reap or Cancel that gives no grace waits the run's own grace, which nerved knows: such a call
+// asks the run object's GraceUSec along with it (no round trip of its own) and, once it is answered,
+// waits reap_call_timeout_usec of that grace; until then, the bound of a call that waits for no reap.
 #pragma once
 
 #include "ctl/bus_error.h"
 
 #include <cstdint>
+#include <string>
 
 struct sd_bus;
 struct sd_bus_message;
@@ -26,21 +35,31 @@ class LeanCall {
   sd_bus_message* args() { return failed_ ? nullptr : call_; }
   // Fails the call when R, what an append returned, is negative.
   void check(int r);
+  // Bounds the wait by the grace of run RUN instead (a Reap or Cancel with grace 0), asked of nerved
+  // along with the call.
+  void bound_by_grace_of(const std::string& run) { grace_run_ = run; }
   // Sends the call, waits for its reply and reads it by TYPES ("" for none; sd_bus_message_read:
   // strings stay valid as long as this object). false when the call failed: failure() says why.
   bool read(const char* types, ...);
   const BusFailure& failure() const { return failure_; }
   // Closes the connection (before an exec: the command inherits no bus fd).
   void close();
+  // The answer M to the query of the run's grace (bound_by_grace_of); sets the bound from it.
+  void grace_answered(sd_bus_message* m);
 
  private:
   void fail_errno(int r, const char* what);
+  bool send();
   bool wait_for_reply();
+  bool timed_out();
 
   sd_bus* bus_ = nullptr;
   sd_bus_message* call_ = nullptr;
   sd_bus_message* reply_ = nullptr;
   std::uint64_t timeout_usec_;
+  std::uint64_t sent_usec_ = 0;      // CLOCK_MONOTONIC when the call was made
+  std::string grace_run_;            // the run whose grace bounds the wait ("" for none)
+  std::string bound_why_;            // what the bound is, for the timeout's message
   bool failed_ = false;
   BusFailure failure_;
 };

@@ -5,6 +5,8 @@
 #include "ctl/receipt.h"
 #include "ctl/verb_handlers.h"
 
+#include "base/conventions.h"
+
 #include <systemd/sd-bus.h>
 
 #include <csignal>
@@ -20,9 +22,14 @@ int receipt_of(LeanCall& call, const Call& c) {
   return print_receipt(c.args, outcome, receipt);
 }
 
+// A Reap or Cancel waits the grace it gives, or without one the run's own grace (lean_call.h).
+void bound_by_grace(LeanCall& call, const VerbArgs& a) {
+  if (!a.grace_usec) call.bound_by_grace_of(a.run);
+}
+
 // METHOD(run) with no answer but success.
 int run_call(const Call& c, const char* method) {
-  LeanCall call(method, 0);  // 0: sd-bus's default timeout
+  LeanCall call(method, kCallTimeoutUsec);
   if (call.args()) call.check(sd_bus_message_append(call.args(), "s", c.args.run.c_str()));
   if (!call.read("")) return report_bus_error(c.verb, call.failure());
   return 0;
@@ -33,6 +40,7 @@ int run_call(const Call& c, const char* method) {
 int reap(const Call& c) {
   const VerbArgs& a = c.args;
   LeanCall call("Reap", reap_call_timeout_usec(a.grace_usec));
+  bound_by_grace(call, a);
   if (call.args()) call.check(sd_bus_message_append(call.args(), "st", a.run.c_str(), a.grace_usec));
   return receipt_of(call, c);
 }
@@ -40,6 +48,7 @@ int reap(const Call& c) {
 int cancel(const Call& c) {
   const VerbArgs& a = c.args;
   LeanCall call("Cancel", reap_call_timeout_usec(a.grace_usec));
+  bound_by_grace(call, a);
   int signal = a.signal ? a.signal : SIGTERM;
   if (call.args()) call.check(sd_bus_message_append(call.args(), "sit", a.run.c_str(), signal, a.grace_usec));
   return receipt_of(call, c);

@@ -11,6 +11,7 @@
 
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
+#include <systemd/sd-bus.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -130,6 +131,7 @@ class Supervisor {
 
   int run() {
     block_signals();
+    if (!req_.keep) watch_parent();
     if (!start_child()) return fail("pipe2 or fork", errno);
     if (int code = step_contain(); code >= 0) return code;
     if (int code = step_exec(); code >= 0) return code;
@@ -144,6 +146,34 @@ class Supervisor {
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     sigfd_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     std::signal(SIGPIPE, SIG_IGN);
+  }
+
+  // The process that ran `nervectl launch --wait` (the engine) owns the run: a pidfd of it, which
+  // becomes readable when it ends, even by a SIGKILL of its pid alone. The parent is read again once
+  // the pidfd is open, so that one that ended before cannot be missed (this process would have been
+  // reparented). Pid 1 is never watched: it never ends.
+  void watch_parent() {
+    parent_ = ::getppid();
+    if (parent_ <= 1) return;
+    parentfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, parent_, 0)));
+    if (::getppid() != parent_) parent_gone_ = true;
+  }
+
+  // The engine ended: the run ends with it, as a plain launch's does. The supervisor closes its bus
+  // connection, the run's owner (nerved reaps the run, cause owner_gone), and exits when the
+  // command does. A child that has not run CMD yet is killed.
+  int owner_gone(bool command_runs) {
+    std::fprintf(stderr, "nervectl launch: the process that started it (pid %d) is gone; run '%s' ends with it.\n",
+                 static_cast<int>(parent_), req_.run.c_str());
+    ctx_.disconnect();
+    if (!command_runs) ::kill(pid_, SIGKILL);
+    return exit_status(reap_child());
+  }
+
+  bool parent_ended() {
+    if (parent_gone_) return true;
+    pollfd p{parentfd_.get(), POLLIN, 0};
+    return parentfd_.get() >= 0 && ::poll(&p, 1, 0) > 0;
   }
 
   bool start_child() {
@@ -162,6 +192,7 @@ class Supervisor {
     int s = 0;
     std::string rep = wait_report(&s, read_contain_report);
     if (s) return cancel_uncontained(s);
+    if (parent_ended()) return owner_gone(false);
     if (!rep.empty() && rep[0] == kContained) {
       attempt_ = static_cast<unsigned>(std::strtoul(rep.c_str() + 1, nullptr, 10));
       return -1;
@@ -180,6 +211,7 @@ class Supervisor {
     int s = 0;
     std::string rep = wait_report(&s, read_report);
     if (s) return cancel(s);
+    if (parent_ended()) return owner_gone(false);
     auto failure = parse_report(rep);
     if (!failure) return -1;
     std::fprintf(stderr, "nervectl launch: cannot execute '%s': %s\n", req_.cmd[0].c_str(), std::strerror(failure->err));
@@ -193,8 +225,9 @@ class Supervisor {
     pause_point("before-wait");
     for (;;) {
       if (int s = pending_signal()) return cancel(s);
-      pollfd fds[2] = {{sigfd_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail("poll", errno);
+      if (parent_ended()) return owner_gone(true);
+      pollfd fds[3] = {{sigfd_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}, {parentfd_.get(), POLLIN, 0}};
+      if (::poll(fds, 3, -1) < 0 && errno != EINTR) return fail("poll", errno);
       if (fds[1].revents) {
         int status = reap_child();
         finish_run();
@@ -209,14 +242,17 @@ class Supervisor {
     return 0;
   }
 
-  // Waits for the child's report (READ on the report pipe), or a signal (then *sig is set).
+  // Waits for the child's report (READ on the report pipe), a signal (then *sig is set) or the end
+  // of the parent (then "", and parent_ended() says so).
   std::string wait_report(int* sig, std::string (*read)(int)) {
     for (;;) {
-      pollfd fds[2] = {{sigfd_.get(), POLLIN, 0}, {pipes_.report.get(), POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return "Epoll failed";
+      pollfd fds[3] = {{sigfd_.get(), POLLIN, 0}, {pipes_.report.get(), POLLIN, 0}, {parentfd_.get(), POLLIN, 0}};
+      if (parent_gone_) return "";
+      if (::poll(fds, 3, -1) < 0 && errno != EINTR) return "Epoll failed";
       if (fds[0].revents) {
         if ((*sig = pending_signal())) return "";
       }
+      if (fds[2].revents) return "";
       if (fds[1].revents) return read(pipes_.report.get());
     }
   }
@@ -252,7 +288,7 @@ class Supervisor {
   void end_run(int sig, bool may_not_exist) {
     const char* what = sig ? "cancel" : "reap";
     try {
-      ctx_.allow_for_reap(req_.grace_usec);
+      ctx_.allow_for_reap(req_.grace_usec ? req_.grace_usec : run_grace());
       // Once contained, the attempt is known: a relaunch by another client that came between has
       // ended it already, and the run's new attempt is not this supervisor's to end.
       auto [outcome, receipt] = attempt_ ? ctx_.client().ReapAttempt(req_.run, attempt_, sig, req_.grace_usec)
@@ -273,6 +309,23 @@ class Supervisor {
     }
   }
 
+  // The run's grace from its object (a launch without --grace has nerved's default), to bound the
+  // wait for the final reap by; the longest grace when it cannot be read.
+  std::uint64_t run_grace() {
+    try {
+      char* path = nullptr;
+      if (sd_bus_path_encode("/org/nerve/Lifecycle1/run", req_.run.c_str(), &path) < 0) return kMaxGraceUsec;
+      std::string object = path;
+      std::free(path);
+      ctx_.set_call_timeout_usec(kCallTimeoutUsec);
+      auto proxy = sdbus::createProxy(ctx_.client().bus(), "org.nerve.Lifecycle1", object);
+      std::uint64_t grace = proxy->getProperty("GraceUSec").onInterface("org.nerve.Lifecycle1.Run");
+      return grace ? grace : kMaxGraceUsec;
+    } catch (const sdbus::Error&) {
+      return kMaxGraceUsec;
+    }
+  }
+
   int fail(const char* what, int err) {
     std::fprintf(stderr, "nervectl launch: %s failed: %s\n", what, std::strerror(err));
     if (pid_ > 0) {
@@ -286,6 +339,9 @@ class Supervisor {
   Context& ctx_;
   const SuperviseRequest& req_;
   Fd sigfd_, pidfd_;
+  Fd parentfd_;  // the engine's pidfd (watch_parent); none with --keep
+  pid_t parent_ = 0;
+  bool parent_gone_ = false;
   HeldPipes pipes_;
   pid_t pid_ = -1;
   unsigned attempt_ = 0;  // from the contain step's report; 0 until contained

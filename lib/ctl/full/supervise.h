@@ -11,6 +11,13 @@
 // signal n arrives, at whatever step, the run is cancelled: n is passed to every process of the
 // scope, what is left after the grace is killed, and nervectl exits 128 + n once the scope is
 // confirmed empty. A child that was not contained yet is simply killed: it never ran CMD.
+// The run ends with the process that ran `nervectl launch --wait` (the engine), as a plain launch's
+// does: the supervisor holds a pidfd of its parent and, when it becomes readable (the engine ended,
+// even by a SIGKILL of its pid alone), closes its bus connection, so that nerved reaps the run with
+// cause owner_gone; then it exits when CMD does. With --keep the parent is not watched and the run
+// lives until CMD ends (and, as any kept run, is not reaped when the supervisor dies).
+// The final reap's wait is bounded by the run's grace: the launch's, or without one the run object's
+// GraceUSec (nerved's default).
 // NERVE_TEST_PAUSE=before-scope|before-exec|before-wait stops the supervisor (SIGSTOP) at that step,
 // so tests can deliver a signal at exactly that moment.
 #pragma once

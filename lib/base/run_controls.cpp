@@ -3,6 +3,8 @@
 #include "base/errors.h"
 #include "base/run_id.h"
 
+#include <algorithm>
+
 namespace nerve {
 
 Result<void> check_slice_name(std::string_view slice) {
@@ -27,6 +29,25 @@ Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string
   if (!parsed) return parsed.error();
   c.unit_properties = std::move(*parsed);
   return c;
+}
+
+Result<void> take_runtime_max(RunControls& c) {
+  auto it = std::find_if(c.unit_properties.begin(), c.unit_properties.end(),
+                         [](const UnitProperty& p) { return p.name == "RuntimeMaxUSec"; });
+  if (it == c.unit_properties.end()) return {};
+  std::uint64_t usec = std::get<std::uint64_t>(it->value);
+  if (usec == kInfinity) usec = 0;
+  if (c.timeout_usec && usec != c.timeout_usec) {
+    std::string given = "RuntimeMaxSec";
+    for (const auto& a : c.properties)
+      if (a.rfind("RuntimeMaxSec=", 0) == 0) given = a;  // the last one counts
+    return Error{error::InvalidProperty,
+                 "property " + quote_value(given) + " and timeout_usec " + quote_value(std::to_string(c.timeout_usec)) +
+                     " (--timeout) are one control, the run's timeout, with different values; give one of them, or the same value"};
+  }
+  c.timeout_usec = usec;
+  c.unit_properties.erase(it);
+  return {};
 }
 
 std::string refused_assignment(const RunControls& controls, std::string_view message) {

@@ -20,8 +20,16 @@ struct RunControls {
   std::vector<std::string> properties;       // "KEY=VALUE", as given
   std::vector<UnitProperty> unit_properties;  // what they parse to
   std::string slice;                          // the scope's slice; "" = systemd's default
-  std::uint64_t timeout_usec = 0;             // RuntimeMaxUSec; 0 = none
+  std::uint64_t timeout_usec = 0;             // the run's timeout (take_runtime_max); 0 = none
 };
+
+// The run's timeout is one control, given as timeout_usec (`--timeout`) or as the unit property
+// RuntimeMaxSec=: this moves a RuntimeMaxSec out of the unit properties into timeout_usec, so that
+// nerve's own deadline ends the run (run/deadlines.h: its reap's rules and its receipt's usage), and
+// systemd is never given RuntimeMaxUSec. The assignment stays in 'properties', as given.
+// RuntimeMaxSec=infinity is no timeout. Both given with different values: error InvalidProperty
+// quoting both (the same value is one timeout).
+Result<void> take_runtime_max(RunControls& controls);
 
 // A systemd slice name: unit name characters, ending in ".slice", dashes only between parts
 // ("a-b.slice" is b inside a); "-.slice" is the root slice. Error InvalidArgument quoting it.

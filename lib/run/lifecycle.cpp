@@ -1,6 +1,7 @@
 #include "run/lifecycle.h"
 
 #include "base/errors.h"
+#include "base/run_controls.h"
 #include "base/run_id.h"
 
 #include <spdlog/spdlog.h>
@@ -38,6 +39,7 @@ void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
   // its grace period runs while the checks and the intent write do.
   prime_migration();
   std::string run = req.run;
+  if (auto timeout = take_runtime_max(req.controls); !timeout) return done(timeout.error());
   auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
   if (!parent) return done(parent.error());
   req.parent = *parent;

@@ -3,6 +3,8 @@
 #include "base/errors.h"
 #include "base/run_id.h"
 
+#include <algorithm>
+
 namespace nerve {
 
 Result<void> check_slice_name(std::string_view slice) {
@@ -27,6 +29,26 @@ Result<RunControls> parse_property_pairs(const std::vector<std::pair<std::string
   if (!parsed) return parsed.error();
   c.unit_properties = std::move(*parsed);
   return c;
+}
+
+Result<void> take_runtime_max(RunControls& c) {
+  auto it = std::find_if(c.unit_properties.begin(), c.unit_properties.end(),
+                         [](const UnitProperty& p) { return p.name == "RuntimeMaxUSec"; });
+  if (it == c.unit_properties.end()) return {};
+  Duration given = Duration::from_usec(std::get<std::uint64_t>(it->value));
+  if (!given.is_limit()) given = Duration{};  // infinity: no timeout
+  if (c.timeout.is_limit() && given != c.timeout) {
+    std::string assignment = "RuntimeMaxSec";
+    for (const auto& a : c.properties)
+      if (a.rfind("RuntimeMaxSec=", 0) == 0) assignment = a;  // the last one counts
+    return Error{error::InvalidProperty,
+                 "property " + quote_value(assignment) + " and timeout_usec " +
+                     quote_value(std::to_string(c.timeout.usec())) +
+                     " (--timeout) are one control, the run's timeout, with different values; give one of them, or the same value"};
+  }
+  c.timeout = given;
+  c.unit_properties.erase(it);
+  return {};
 }
 
 std::string refused_assignment(const RunControls& controls, std::string_view message) {

@@ -21,8 +21,17 @@ struct RunControls {
   std::vector<std::string> properties;       // "KEY=VALUE", as given
   std::vector<UnitProperty> unit_properties;  // what they parse to
   std::string slice;                          // the scope's slice; "" = systemd's default
-  Duration timeout;                           // RuntimeMaxUSec and nerve's deadline; zero or infinity = none
+  Duration timeout;                           // the run's timeout, nerve's deadline (take_runtime_max); zero or infinity = none
 };
+
+// The run's timeout is one control, given as timeout_usec (`--timeout`) or as the unit property
+// RuntimeMaxSec=: this moves a RuntimeMaxSec out of the unit properties into 'timeout', so that
+// nerve's own deadline ends the run (run/deadlines.h: its reap's rules and its receipt's usage), and
+// systemd is never given RuntimeMaxUSec. The assignment stays in 'properties', as given.
+// RuntimeMaxSec=infinity is no timeout (zero). Both given with different values (zero and infinity are
+// the same: none): error InvalidProperty
+// quoting both (the same value is one timeout).
+Result<void> take_runtime_max(RunControls& controls);
 
 // A systemd slice name: unit name characters, ending in ".slice", dashes only between parts
 // ("a-b.slice" is b inside a); "-.slice" is the root slice. Error InvalidArgument quoting it.

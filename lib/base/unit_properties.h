@@ -4,7 +4,8 @@
 // "infinity", times with units: parsed by size.h and duration.h), checked here before anything starts, and turned into the typed
 // properties of StartTransientUnit that systemd-run would send for it (some keys become another
 // property on the bus: CPUQuota= is CPUQuotaPerSecUSec, MemoryMax=50% is MemoryMaxScale, RuntimeMaxSec=
-// is RuntimeMaxUSec). The record keeps the assignments as given. Supported keys: see
+// is RuntimeMaxUSec). A run's RuntimeMaxSec is its timeout instead, nerve's own deadline, and is not
+// sent (take_runtime_max, run_controls.h); a slice's is sent, and systemd refuses it. The record keeps the assignments as given. Supported keys: see
 // supported_property_keys(); docs/dbus-api.md lists them with their syntax.
 #pragma once
 

@@ -73,9 +73,9 @@ struct Record {
   Owner owner;
   std::vector<std::string> properties;  // the unit properties as given, "KEY=VALUE" (unit_properties.h)
   std::string slice;                    // the slice the scope was put into; "" in records before it was kept
-  std::uint64_t timeout_usec = 0;       // RuntimeMaxUSec of the scope, and nerve's own deadline (deadlines.h): the run
-                                        // is ended (cause timeout) at created_at + this; 0 or UINT64_MAX
-                                        // (systemd's infinity) = none
+  std::uint64_t timeout_usec = 0;       // the run's timeout (--timeout or RuntimeMaxSec=), nerve's own deadline
+                                        // (deadlines.h): ended (cause timeout) at created_at + this; 0 or
+                                        // UINT64_MAX (systemd's infinity) = none
   std::string parent;                   // the run this run was started inside (nested run); "" = none
   std::string created_at;  // RFC 3339, UTC
   std::string updated_at;

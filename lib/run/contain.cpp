@@ -57,8 +57,9 @@ void ContainOp::begin() {
   intent_saved_ = true;
   log_run(spdlog::level::debug, record_, "intent durable; StartTransientUnit");
   fault_point("after-intent");
+  // No RuntimeMaxUSec: the run's timeout is nerve's own deadline (deadlines.h).
   ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec,
-                 req_.controls.slice, req_.controls.timeout.usec(), req_.controls.unit_properties};
+                 req_.controls.slice, 0, req_.controls.unit_properties};
   job_deadline_ = deps_.timers.add_timer(kStartJobTimeout, [self = shared_from_this()] {
     self->job_deadline_ = 0;
     self->job_expired_ = true;

@@ -2,8 +2,11 @@
 // by a final reap with cause timeout (final_reap.h), with the run's grace, whole tree included. The
 // timer is armed when an attempt is running, and again from the record when nerved starts (a
 // deadline already passed fires at once; one past the end of the clock, never: record.h's deadline
-// saturates; a timer is at most a day long and re-armed until the deadline). systemd's RuntimeMaxSec
-// on the scope is the backstop while nerved is down; a run it ended first is still reaped with cause timeout (FinalReaps).
+// saturates; a timer is at most a day long and re-armed until the deadline), so a deadline holds
+// across restarts of nerved. `--timeout` and the property RuntimeMaxSec= are this one timeout
+// (run_controls.h); systemd is not given RuntimeMaxUSec, so the timeout's end is always a reap of
+// nerve's (its grace, its receipt's usage). While nerved is down, a deadline that passes waits for its
+// next start (systemd's nerved.service restarts it on failure; a bus call starts it).
 #pragma once
 
 #include "system/event_loop.h"

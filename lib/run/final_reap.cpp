@@ -84,16 +84,24 @@ void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec,
     // Asked before the fence is written, so that systemd answers while nerved writes; the
     // decision it feeds is taken after the fence, before any signal.
     ahead = LookupAhead::ask(deps_, record);
-    if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
-      // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
-      // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
-      // because of the disk.
-      log_run(spdlog::level::err, record,
-              "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
-    }
+    fence(record);
   }
   deps_.owners.unwatch(record.run);
   active_[record.run] = cause;
+  // The run's children are reaped after its fence and before anything of the run is signalled; the
+  // fence also refuses any new child (nested_runs.h).
+  auto stop = [this, record, signal, grace_usec, cause, done, ahead](bool had_children) mutable {
+    // The children's reaps took their graces: an answer asked before them is stale.
+    if (had_children) ahead = nullptr;
+    fault_point(record.parent, "before-stop", "before-child-stop");
+    stop_run(record, signal, grace_usec, cause, done, std::move(ahead));
+  };
+  if (!children_first_) return stop(false);
+  children_first_(record.run, std::move(stop));
+}
+
+void FinalReaps::stop_run(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done,
+                          std::shared_ptr<LookupAhead> ahead) {
   ++running_;
   ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
     active_.erase(record.run);
@@ -103,6 +111,18 @@ void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec,
   }, std::move(ahead));
 }
 
+void FinalReaps::fence(Record& record) {
+  if (auto fenced = records_.transition(record, RunState::Reaping); !fenced) {
+    // The disk refuses the fence (full, failing): kill first, record as soon as the disk allows
+    // (docs/records.md, "When the fence cannot be written"). A run must never outlive its owner
+    // because of the disk.
+    log_run(spdlog::level::err, record,
+            "cannot write the fence: " + fenced.error().message + "; reaping anyway, the record follows when the disk allows");
+    return;
+  }
+  fault_point(record.parent, "after-fence", "after-child-fence");
+}
+
 void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   log_run(spdlog::level::info, record,
           "reap " + to_string(receipt.outcome) + (receipt.error.empty() ? "" : ": " + receipt.error),
@@ -110,7 +130,7 @@ void FinalReaps::reaped(Record record, Receipt receipt, Done<Receipt> done) {
   fault_point("before-receipt");
   // A final receipt is durable before the record says reaped (which is lazy: the receipt implies it).
   Result<void> written = deps_.store.save_receipt(receipt, is_final(receipt.outcome) ? Sync::Durable : Sync::Lazy);
-  if (written) fault_point("after-receipt");
+  if (written) fault_point(record.parent, "after-receipt", "after-child-receipt");
   if (written && is_final(receipt.outcome)) written = records_.transition(record, RunState::Reaped);
   Cause cause = receipt.cause.value_or(Cause::Reaped);
   if (!written) {

@@ -1,6 +1,7 @@
 #include "run/lifecycle.h"
 
 #include "base/errors.h"
+#include "base/run_controls.h"
 #include "base/run_id.h"
 
 #include <spdlog/spdlog.h>
@@ -25,7 +26,11 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       launches_(deps_, quarantine_, owner_reaps_, deadlines_),
       reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_, deadlines_),
       queries_(deps_),
-      nested_(deps_) {}
+      nested_(deps_) {
+  // Every final reap, also one the reconciliation finishes after a restart, reaps the run's children
+  // between its fence and its stop.
+  reaps_.children_first([this](const std::string& run, std::function<void(bool)> then) { reap_children(run, then); });
+}
 
 void Lifecycle::prime_migration() { deps_.cgroups.prime_migration(); }
 
@@ -34,6 +39,7 @@ void Lifecycle::contain(ContainRequest req, Done<ContainReply> done) {
   // its grace period runs while the checks and the intent write do.
   prime_migration();
   std::string run = req.run;
+  if (auto timeout = take_runtime_max(req.controls); !timeout) return done(timeout.error());
   auto parent = nested_.adopt(req.caller_pid ? req.caller_pid : req.pid, run);
   if (!parent) return done(parent.error());
   req.parent = *parent;
@@ -62,28 +68,27 @@ void Lifecycle::final_reap_of(const std::string& run, unsigned attempt, int sign
                               Cause cause, std::function<void(Result<Receipt>, bool moot)> done) {
   // A reap of an attempt that is no longer the run's reaps nothing, not even children of the new one.
   if (moot(run, attempt, to_string(cause) + " reap")) return done(records_.no_such_run(run), true);
-  // Children first (depth first: each child's reap reaps its own children first), then the run; then
-  // any child that was started while the run was being reaped.
-  reap_children(run, [this, run, attempt, signal, grace_usec, cause, done = std::move(done)]() mutable {
-    auto is_moot = std::make_shared<bool>(false);
-    queue_.serial<Result<Receipt>>(
-        run,
-        [this, run, attempt, signal, grace_usec, cause, is_moot](Done<Receipt> finish) {
-          // Checked again in the run's slot: a relaunch may have come between.
-          if ((*is_moot = moot(run, attempt, to_string(cause) + " reap"))) return finish(records_.no_such_run(run));
-          deadlines_.disarm(run);
-          reaps_.reap(run, signal, grace_usec, cause, finish);
-        },
-        [this, run, is_moot, done = std::move(done)](Result<Receipt> r) {
-          if (*is_moot) return done(r, true);
-          reap_children(run, [r, done] { done(r, false); });
-        });
-  });
+  // In the run's slot: the fence, then the children (depth first, each fenced before it is
+  // signalled: FinalReaps' children-first step, reap_children below), then the run itself; then any
+  // child whose Contain was under way when the fence refused new ones.
+  auto is_moot = std::make_shared<bool>(false);
+  queue_.serial<Result<Receipt>>(
+      run,
+      [this, run, attempt, signal, grace_usec, cause, is_moot](Done<Receipt> finish) {
+        // Checked again in the run's slot: a relaunch may have come between.
+        if ((*is_moot = moot(run, attempt, to_string(cause) + " reap"))) return finish(records_.no_such_run(run));
+        deadlines_.disarm(run);
+        reaps_.reap(run, signal, grace_usec, cause, finish);
+      },
+      [this, run, is_moot, done = std::move(done)](Result<Receipt> r) {
+        if (*is_moot) return done(r, true);
+        reap_children(run, [r, done](bool) { done(r, false); });
+      });
 }
 
-void Lifecycle::reap_children(const std::string& run, std::function<void()> then) {
+void Lifecycle::reap_children(const std::string& run, std::function<void(bool had_children)> then) {
   auto children = nested_.take_children(run);
-  if (children.empty()) return then();
+  if (children.empty()) return then(false);
   auto left = std::make_shared<std::size_t>(children.size());
   for (const auto& child : children)
     final_reap(child, 0, 0, Cause::Reaped, [run, child, left, then](Result<Receipt> r) {
@@ -91,7 +96,7 @@ void Lifecycle::reap_children(const std::string& run, std::function<void()> then
         spdlog::error("run {}: reap of its child run {} failed: {}", run, child, r.error().message);
       else if (r)
         spdlog::info("run {}: child run {} reaped first: {}", run, child, to_string(r->outcome));
-      if (--*left == 0) then();
+      if (--*left == 0) then(true);
     });
 }
 

@@ -94,8 +94,9 @@ class Lifecycle {
   RunQueries queries_;
   NestedRuns nested_;
 
-  // Final reaps of the children of 'run' (nested_runs.h), all at once; then 'then'.
-  void reap_children(const std::string& run, std::function<void()> then);
+  // Final reaps of the children of 'run' (nested_runs.h), all at once; then 'then', told whether
+  // there were any. FinalReaps calls it between a run's fence and its stop.
+  void reap_children(const std::string& run, std::function<void(bool had_children)> then);
   // final_reap of 'attempt' (0: any); 'done' learns whether the reap was moot.
   void final_reap_of(const std::string& run, unsigned attempt, int signal, std::uint64_t grace_usec, Cause cause,
                      std::function<void(Result<Receipt>, bool moot)> done);

@@ -1,8 +1,11 @@
 // Nested runs (docs/records.md): a Contain or Launch made from inside another live
 // run's scope starts a child of that run. The child gets its own sibling scope; the record's
-// "parent" names the run it was started in. Reaping a parent reaps its live children first (depth
-// first, each with its own receipt), and a run whose parent is final is refused, so a process cannot
-// leave its run by asking nerve for a new one.
+// "parent" names the run it was started in. Reaping a parent fences it first (from then on no child
+// can start in it), then reaps its live children (depth first, each fenced before it is signalled,
+// each with its own receipt), then stops the parent (final_reap.h). A run whose parent is final
+// (fenced or reaped) is refused, so a process cannot leave its run by asking nerve for a new one.
+// A nerved that dies anywhere in a nested reap leaves the parent fenced: the reconciliation of the
+// next one finishes its reap, children first (a fenced child's own line reaps it).
 //
 // NestedRuns finds the parent from the caller's cgroup (a scope named nerve-RUN-NONCE.scope whose
 // record names that very cgroup) and keeps an index parent -> children in memory, loaded from the

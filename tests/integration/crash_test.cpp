@@ -85,7 +85,8 @@ TEST_P(ANervedKilledDuringAReap, LeavesTheRunFencedAndTheNextNervedFinishesTheRe
   for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
 }
 
-INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringAReap, ::testing::Values("after-stop", "before-receipt"),
+INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringAReap,
+                         ::testing::Values("after-fence", "before-stop", "after-stop", "before-receipt"),
                          step_name);
 
 // Between the final receipt (durable) and the "reaped" record (lazy, docs/records.md "Which writes

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +54,7 @@ TEST_F(RunControls, EachPropertyTheTimeoutAndTheSliceReachTheScope) {
   EXPECT_EQ(unit_property(rec.unit, "TasksMax"), "50");
   EXPECT_EQ(unit_property(rec.unit, "CPUQuotaPerSecUSec"), "500ms");
   EXPECT_EQ(unit_property(rec.unit, "AllowedCPUs"), "0");
-  EXPECT_EQ(unit_property(rec.unit, "RuntimeMaxUSec"), "1h");
+  EXPECT_EQ(unit_property(rec.unit, "RuntimeMaxUSec"), "infinity") << "the timeout is nerve's deadline, not systemd's";
   EXPECT_EQ(unit_property(rec.unit, "Slice"), "ctla-test.slice");
   EXPECT_THAT(rec.cgroup, HasSubstr("/ctla.slice/ctla-test.slice/"));
   EXPECT_EQ(rec.properties,
@@ -188,6 +189,69 @@ INSTANTIATE_TEST_SUITE_P(
                       FarTimeout{"TwoToTheSixtyThreeUsecOverTheBus", true, "", std::uint64_t{1} << 63},
                       FarTimeout{"InfinityOverTheBus", true, "", UINT64_MAX}),
     [](const auto& info) { return info.param.name; });
+
+// -p RuntimeMaxSec=N is the run's timeout, the same control as --timeout N: recorded as the run's
+// timeout_usec, ended by nerve's own deadline (cause timeout), and never handed to systemd.
+TEST_F(RunControls, RuntimeMaxSecIsTheRunsTimeout) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  auto t0 = Clock::now();
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "-p", "RuntimeMaxSec=1", "r1", "--", kEscaper,
+                            "--markers", markers});
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  Record rec = record("r1");
+  EXPECT_EQ(rec.timeout_usec, 1'000'000u);
+  EXPECT_EQ(rec.properties, (std::vector<std::string>{"RuntimeMaxSec=1"})) << "kept as given";
+  EXPECT_EQ(unit_property(rec.unit, "RuntimeMaxUSec"), "infinity") << "nerve's deadline ends the run, not systemd's";
+  expect_all_gone_by(pids, t0, t0 + 15s, "its RuntimeMaxSec of 1 s passed");
+  EXPECT_GE(since(t0), 900ms);
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "no receipt after the timeout";
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "timeout");
+}
+
+// The deadline is the record's: a nerved SIGKILLed and started again before it still ends the run at
+// it, with cause timeout.
+TEST_F(RunControls, ARuntimeMaxSecIsKeptAcrossARestartOfNerved) {
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  auto t0 = Clock::now();
+  ctl_background("launch", {"launch", "--grace", kShortGraceArg, "-p", "RuntimeMaxSec=3", "r1", "--", kEscaper,
+                            "--markers", markers});
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  ASSERT_EQ(::kill(nerved_pid_, SIGKILL), 0);
+  ASSERT_EQ(await_nerved_exit(), 128 + SIGKILL);
+  ASSERT_LT(since(t0), 2500ms) << "too slow to restart nerved before the deadline";
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
+  expect_all_gone_by(pids, t0, t0 + 15s, "its RuntimeMaxSec of 3 s passed across a restart of nerved");
+  EXPECT_GE(since(t0), 2900ms);
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "no receipt after the timeout";
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause) << "a receipt without a cause";
+  EXPECT_EQ(to_string(*r.cause), "timeout");
+}
+
+// Both given: the same value is one timeout; different values are refused before anything starts.
+TEST_F(RunControls, RuntimeMaxSecAndTimeoutMustAgree) {
+  std::string marker = path("ran");
+  Output o = ctl({"launch", "--timeout", "2s", "-p", "RuntimeMaxSec=3", "r1", "--", "sh", "-c", "touch '" + marker + "'"});
+  EXPECT_EQ(o.exit_code, 125) << o.out << o.err;
+  EXPECT_THAT(o.err, HasSubstr("org.nerve.Lifecycle1.Error.InvalidProperty"));
+  EXPECT_THAT(o.err, HasSubstr("'RuntimeMaxSec=3'"));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+  EXPECT_FALSE(std::filesystem::exists(runs_ + "/r1")) << "a record was made";
+
+  pid_t launcher = ctl_background("launch", {"launch", "--timeout", "1h", "-p", "RuntimeMaxSec=60min", "r2", "--",
+                                             kEscaper, "--pidfile", path("r2.pid")});
+  ASSERT_EQ(await_pidfile(path("r2.pid")), launcher);
+  EXPECT_EQ(record("r2").timeout_usec, 3600'000'000u);
+  EXPECT_EQ(ctl({"reap", "--grace", kShortGraceArg, "r2"}).exit_code, 0);
+}
 
 // Enforcement needs the controller in the scope's cgroup: where it is offered, the kernel's file has
 // the limit; where not (this hybrid host: no memory, pids, io, cpu, cpuset on cgroup2), the test is

@@ -313,6 +313,7 @@ TEST_F(ALifecycle, AsksTheManagerForItsVersionAgainAfterALaunchFailed) {
 
 TEST_F(ALifecycle, AnswersQueriesAndServesOtherRunsWhileTheManagerDoesNotAnswerAboutOne) {
   const std::string unit1 = contained("r1").reply->unit;
+  leader_cgroup.reset();  // r2's caller outside r1's scope: two runs, not a parent and its child
   contained("r2");
   systemd.stall_lookups_of.insert(unit1);
   auto& stuck = reap("r1");

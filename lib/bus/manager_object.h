@@ -68,6 +68,7 @@ class ManagerObject
   std::string Version() override;
   bool SealingAvailable() override;
   std::string SealingDetail() override;
+  uint64_t DefaultGraceUSec() override { return settings_.default_grace_usec; }
 
   // Contain once its caller is known: the caller's pid and uid checked, sealing, the owner.
   void contain_as(const AsyncReply<std::string, std::string, std::string, uint32_t>& reply, RunOptions opts,

@@ -70,8 +70,10 @@ bool in_scope(const std::string& run, const std::string& cgroup) {
 int launch(const Call& c) {
   const VerbArgs& a = c.args;
   const std::string& run = a.run;
-  // A relaunch first reaps the earlier attempt, with this grace: the call may wait that long.
+  // A relaunch first reaps the earlier attempt, with this grace (nerved's default without one): the
+  // call may wait that long.
   LeanCall call("Contain", reap_call_timeout_usec(a.grace_usec));
+  if (!a.grace_usec) call.bound_by_default_grace();
   if (call.args()) call.check(append_contain(call.args(), a));
   const char *unit = nullptr, *invocation = nullptr, *cgroup = nullptr;
   unsigned attempt = 0;

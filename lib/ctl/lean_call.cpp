@@ -40,6 +40,17 @@ int on_grace(sd_bus_message* m, void* userdata, sd_bus_error*) {
   return 0;
 }
 
+int on_default_grace(sd_bus_message* m, void* userdata, sd_bus_error*) {
+  static_cast<LeanCall*>(userdata)->default_grace_answered(m);
+  return 0;
+}
+
+// sd-bus's own answer when a query had none in its 25 s, or the connection was lost.
+bool no_answer(sd_bus_message* m) {
+  return sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.Timeout") ||
+         sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.NoReply");
+}
+
 }  // namespace
 
 LeanCall::LeanCall(const char* method, std::uint64_t timeout_usec) : timeout_usec_(timeout_usec) {
@@ -78,15 +89,39 @@ void LeanCall::fail_errno(int r, const char* what) {
 void LeanCall::grace_answered(sd_bus_message* m) {
   // sd-bus's own answer when the query had none in its 25 s (or the connection was lost): nerved did
   // not answer, and the bound stays what it is, which has run out by then.
-  if (sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.Timeout") ||
-      sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.NoReply"))
-    return;
+  if (no_answer(m)) return;
   std::uint64_t grace = 0;
   bool known = !sd_bus_message_is_method_error(m, nullptr) && sd_bus_message_read(m, "v", "t", &grace) > 0 && grace;
   timeout_usec_ = reap_call_timeout_usec(known ? grace : kMaxGraceUsec);
   bound_why_ = seconds(timeout_usec_) + (known ? ", the run's grace of " + seconds(grace) + " plus " +
                                                                  seconds(kReapCallMarginUsec)
                                                            : ", the longest grace plus " + seconds(kReapCallMarginUsec));
+}
+
+// nerved's default grace came: the call, which may be reaping an earlier attempt with that grace, is
+// bounded by it from when it was made (never less than the bound that ran out). An error answer
+// (a nerved without the property) leaves the bound as it is, which has run out.
+void LeanCall::default_grace_answered(sd_bus_message* m) {
+  std::uint64_t grace = 0;
+  if (no_answer(m) || sd_bus_message_is_method_error(m, nullptr) || sd_bus_message_read(m, "v", "t", &grace) <= 0 ||
+      !grace)
+    return;
+  std::uint64_t bound = reap_call_timeout_usec(grace > kMaxGraceUsec ? kMaxGraceUsec : grace);
+  if (bound <= timeout_usec_) return;
+  timeout_usec_ = bound;
+  bound_why_ = seconds(bound) + ", nerved's default grace of " + seconds(grace) + " plus " + seconds(kReapCallMarginUsec);
+}
+
+bool LeanCall::ask_default_grace() {
+  if (!ask_default_grace_) return false;
+  ask_default_grace_ = false;
+  // The query has a bound of its own, from now: a nerved that answers it is up.
+  timeout_usec_ = now_usec() - sent_usec_ + kCallTimeoutUsec;
+  bound_why_ = seconds(timeout_usec_) + " (the bound of the default grace, then the query of DefaultGraceUSec)";
+  int r = sd_bus_call_method_async(bus_, nullptr, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1",
+                                   "org.freedesktop.DBus.Properties", "Get", on_default_grace, this, "ss",
+                                   "org.nerve.Lifecycle1.Manager", "DefaultGraceUSec");
+  return r >= 0;
 }
 
 // The call and, for a bound by a run's grace, the query of it, queued behind the Hello: all are
@@ -123,7 +158,10 @@ bool LeanCall::wait_for_reply() {
     if (r > 0) continue;
     if (r == 0) {
       std::uint64_t now = now_usec(), deadline = sent_usec_ + timeout_usec_;
-      if (now >= deadline) return timed_out();
+      if (now >= deadline) {
+        if (ask_default_grace()) continue;
+        return timed_out();
+      }
       r = sd_bus_wait(bus_, deadline - now);
     }
     if (r < 0 && r != -EINTR) return fail_errno(r, "Failed to get the reply"), false;

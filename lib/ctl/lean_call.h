@@ -11,6 +11,10 @@
 // A Reap or Cancel that gives no grace waits the run's own grace, which nerved knows: such a call
 // asks the run object's GraceUSec along with it (no round trip of its own) and, once it is answered,
 // waits reap_call_timeout_usec of that grace; until then, the bound of a call that waits for no reap.
+// A launch that gives no grace may relaunch, whose reap of the earlier attempt takes nerved's default
+// grace (nerved.conf): its call is bounded by the built-in default grace first and, only if that bound
+// runs out, asks the manager's DefaultGraceUSec and waits that grace plus the margin instead. The
+// common launch, answered well within the bound, makes no query.
 #pragma once
 
 #include "ctl/bus_error.h"
@@ -38,6 +42,9 @@ class LeanCall {
   // Bounds the wait by the grace of run RUN instead (a Reap or Cancel with grace 0), asked of nerved
   // along with the call.
   void bound_by_grace_of(const std::string& run) { grace_run_ = run; }
+  // Bounds the wait by nerved's default grace (a Contain with grace 0), asked only once the bound
+  // given at construction has run out.
+  void bound_by_default_grace() { ask_default_grace_ = true; }
   // Sends the call, waits for its reply and reads it by TYPES ("" for none; sd_bus_message_read:
   // strings stay valid as long as this object). false when the call failed: failure() says why.
   bool read(const char* types, ...);
@@ -46,12 +53,16 @@ class LeanCall {
   void close();
   // The answer M to the query of the run's grace (bound_by_grace_of); sets the bound from it.
   void grace_answered(sd_bus_message* m);
+  // The answer M to the query of nerved's default grace (bound_by_default_grace).
+  void default_grace_answered(sd_bus_message* m);
 
  private:
   void fail_errno(int r, const char* what);
   bool send();
   bool wait_for_reply();
   bool timed_out();
+  // At the bound of a call bound_by_default_grace: asks the default grace (once); false if asked before.
+  bool ask_default_grace();
 
   sd_bus* bus_ = nullptr;
   sd_bus_message* call_ = nullptr;
@@ -60,6 +71,7 @@ class LeanCall {
   std::uint64_t sent_usec_ = 0;      // CLOCK_MONOTONIC when the call was made
   std::string grace_run_;            // the run whose grace bounds the wait ("" for none)
   std::string bound_why_;            // what the bound is, for the timeout's message
+  bool ask_default_grace_ = false;   // at the bound, ask nerved's default grace (once)
   bool failed_ = false;
   BusFailure failure_;
 };

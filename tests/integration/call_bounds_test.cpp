@@ -1,5 +1,6 @@
 // How long nervectl waits for nerved: every call is bounded by what it asked. A reap without --grace
-// waits the run's own grace (its GraceUSec), however long; a nerved that does not answer (stopped)
+// waits the run's own grace (its GraceUSec), however long, and a relaunch without --grace nerved's
+// default grace (DefaultGraceUSec); a nerved that does not answer (stopped)
 // makes reap, cancel, freeze, thaw and forget exit 69 within their bound, not hang.
 #include "nerved_fixture.h"
 
@@ -7,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <csignal>
+#include <fstream>
 
 namespace nerve::itest {
 namespace {
@@ -16,13 +18,15 @@ using namespace std::chrono_literals;
 
 using CallBounds = NervedTest;
 
-// A grace longer than the 10 s a reap without --grace used to assume, for a run whose command
-// ignores TERM: the reap must wait all of it and then answer with the receipt.
+// A grace longer than the 70 s a reap without --grace used to wait (the default 10 s grace plus the
+// 60 s margin), for a run whose command ignores TERM: the reap must wait all of it and then answer
+// with the receipt, not exit 69 while the reap goes on. (A long test, on purpose: a shorter grace
+// would pass under the old bound too.)
 TEST_F(CallBounds, AReapWithoutGraceWaitsTheRunsOwnGrace) {
-  constexpr auto kGrace = 15s;
+  constexpr auto kGrace = 75s;
   std::string markers = path("markers");
   ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
-  ctl_background("launch", {"launch", "--grace", "15", "r1", "--", kEscaper, "--markers", markers});
+  ctl_background("launch", {"launch", "--grace", "75", "r1", "--", kEscaper, "--markers", markers});
   auto pids = await_markers(markers);
   ASSERT_EQ(pids.size(), 4u);
   ASSERT_TRUE(eventually([&] { return ignores_signal(pids.at("ignoreterm"), SIGTERM); }, kEventTimeout));
@@ -35,6 +39,32 @@ TEST_F(CallBounds, AReapWithoutGraceWaitsTheRunsOwnGrace) {
   EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
   EXPECT_TRUE(r.killed) << "the TERM ignorer was not SIGKILLed after the grace";
   for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
+}
+
+// The same for a relaunch: `launch` without --grace reaps the earlier attempt with nerved's default
+// grace (nerved.conf), not the built-in 10 s, and must wait for it (asking DefaultGraceUSec once the
+// built-in bound runs out) rather than exit 69 while nerved reaps.
+TEST_F(CallBounds, ARelaunchWithoutGraceWaitsNervedsDefaultGrace) {
+  constexpr auto kGrace = 75s;
+  std::ofstream(path("nerved.conf")) << "default_grace = 75s\n";
+  stop_nerved();
+  nerved_args_ = {"--config", path("nerved.conf")};
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
+  std::string markers = path("markers");
+  ASSERT_EQ(::mkdir(markers.c_str(), 0700), 0);
+  ctl_background("launch", {"launch", "r1", "--", kEscaper, "--markers", markers});
+  auto pids = await_markers(markers);
+  ASSERT_EQ(pids.size(), 4u);
+  ASSERT_TRUE(eventually([&] { return ignores_signal(pids.at("ignoreterm"), SIGTERM); }, kEventTimeout));
+  ASSERT_EQ(record("r1").grace_usec, 75'000'000u);
+
+  Output relaunch = ctl({"launch", "r1", "--", "true"}, {}, milliseconds{kGrace + 60s});
+  EXPECT_EQ(relaunch.exit_code, 0) << relaunch.err;
+  EXPECT_GE(relaunch.took, milliseconds{kGrace}) << "the relaunch did not wait the earlier attempt's grace";
+  EXPECT_EQ(record("r1").attempt, 2u);
+  for (const auto& [role, pid] : pids) EXPECT_FALSE(alive(pid)) << role << ": " << describe_process(pid);
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.err;
 }
 
 // nerved stopped (SIGSTOP): the calls reach its socket and nobody answers. Each verb gives up within

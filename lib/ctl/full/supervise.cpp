@@ -70,6 +70,18 @@ std::string read_contain_report(int fd) {
   return out;
 }
 
+// nerved's default grace (the manager's DefaultGraceUSec), asked within the bound of a call that waits
+// for no reap; the built-in default when nerved does not say (a nerved older than the property).
+std::uint64_t default_grace(Client& client) {
+  try {
+    client.bus().setMethodCallTimeout(kCallTimeoutUsec);
+    std::uint64_t grace = client.DefaultGraceUSec();
+    return grace && grace <= kMaxGraceUsec ? grace : kDefaultGraceUsec;
+  } catch (const sdbus::Error&) {
+    return kDefaultGraceUsec;
+  }
+}
+
 // The child's contain step: Contain through the generated proxy on a connection of its own, with the
 // supervisor's connection as the run's owner, then check that this process is in the scope.
 // "" when contained, else why not.
@@ -77,7 +89,8 @@ std::string contain_child(const SuperviseRequest& req, const std::string& owner_
   std::string cgroup;
   try {
     Client client(sdbus::createSessionBusConnection());
-    client.bus().setMethodCallTimeout(reap_call_timeout_usec(req.grace_usec));  // a relaunch reaps first
+    // A relaunch reaps the earlier attempt first, with this grace, or nerved's default without one.
+    client.bus().setMethodCallTimeout(reap_call_timeout_usec(req.grace_usec ? req.grace_usec : default_grace(client)));
     std::map<std::string, sdbus::Variant> options;
     options["owner_bus_name"] = sdbus::Variant(owner_name);
     if (req.keep) options["keep"] = sdbus::Variant(true);

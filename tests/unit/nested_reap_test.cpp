@@ -47,8 +47,11 @@ TEST_F(ANestedReap, FencesTheParentBeforeItSignalsTheChildAndStopsTheParentLast)
   ASSERT_FALSE(signals.empty());
   EXPECT_EQ(signals.front(), "child: parent reaping, child reaping");
   EXPECT_EQ(signals.back().rfind("parent: parent reaping", 0), 0u) << signals.back();
-  for (const auto& s : signals)
-    if (s.rfind("parent:", 0) == 0) EXPECT_EQ(s, "parent: parent reaping, child reaped") << "the child is reaped first";
+  for (const auto& s : signals) {
+    if (s.rfind("parent:", 0) == 0) {
+      EXPECT_EQ(s, "parent: parent reaping, child reaped") << "the child is reaped first";
+    }
+  }
   EXPECT_EQ(state_on_disk("parent"), RunState::Reaped);
   EXPECT_EQ(state_on_disk("child"), RunState::Reaped);
 }

@@ -43,8 +43,8 @@
 // SIGINT, SIGHUP or SIGQUIT sent to it are passed to every process of the run, which is then
 // reaped); a command killed by a signal N exits with code 128+N, so ProcessState.Signaled() is
 // false; a command that cannot be contained (nerved or the user manager unreachable, a bad run id,
-// a run id that is already final) does not run at all and exits 125, with nervectl's reason on
-// Stderr: there is no uncontained fallback. A run id is used once: once reaped, the same id is
+// a run id that is already final) does not run at all and exits 125 (2 for a run id that is not
+// valid), with nervectl's reason on Stderr: there is no uncontained fallback. A run id is used once: once reaped, the same id is
 // refused (RunFinished) until Forget.
 //
 // # Cancellation, without Cmd.Cancel and Cmd.WaitDelay

@@ -90,6 +90,31 @@ func TestSeed001ContextCancelReapsThePipeHoldingDescendant(t *testing.T) {
 	}
 }
 
+// The cancel is nerve's SIGKILL of the whole run at once, not a reap with the run's grace (10 s by
+// default) after os/exec killed the supervisor: a pipe holder that ignores SIGTERM goes just as fast.
+func TestCancelKillsAPipeHolderThatIgnoresTermAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
+	cmd := nerve.CommandContext(ctx, "ignores-term", "/bin/sh", "-c",
+		"trap '' TERM; /bin/sleep 20 & echo $! > '"+pidFile+"'; wait")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	t.Logf("Run returned in %v (err=%v)", elapsed, err)
+	if elapsed > 3*time.Second || err == nil {
+		t.Errorf("Run = %v after %v; want an error well within the 10 s grace", err, elapsed)
+	}
+	if sleeper := readPid(t, pidFile); sleeper <= 0 || !gone(t, sleeper, time.Second) {
+		t.Errorf("the TERM-ignoring sleep (pid %d) outlived its run", sleeper)
+	}
+	if r := reap(t, "ignores-term"); r.Outcome != nerve.OutcomeComplete || r.Cause != "cancelled" {
+		t.Errorf("receipt %+v, want complete, cause cancelled", r)
+	}
+}
+
 // The same case with the standard library's exec.CommandContext, the seed's failure: Run waits
 // for the sleep's whole 20 s (measured here: 20.0 s). It takes 20 s, so it runs only with
 // NERVE_TEST_REFERENCE=1.

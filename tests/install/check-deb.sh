@@ -5,7 +5,8 @@
 #
 # 1. `cpack -G DEB` (into a temporary folder) makes nerve_<version>_<arch>.deb;
 #    `dpkg-deb --info` shows Depends with libsdbus-c++1, libsystemd0, systemd and dbus-user-session;
-#    every file is under /usr; the unit and the activation file name /usr/bin/nerved.
+#    every file is under /usr; the unit and the activation file name /usr/bin/nerved; the Go
+#    package's source is in /usr/share/gocode/src/nerve.dev/nerve.
 # 2. In a private mount namespace, the machine's root file system is seen through an overlay whose
 #    upper layer is a tmpfs (the machine's files are never written: everything the package does lands
 #    in the tmpfs, and is gone with the namespace). In a chroot into that overlay:
@@ -44,6 +45,9 @@ dpkg-deb -x "$deb" "$tmp/x"
 grep -qx 'ExecStart=/usr/bin/nerved' "$tmp/x/usr/lib/systemd/user/nerved.service" || fail "the unit does not name /usr/bin/nerved"
 grep -qx 'Exec=/usr/bin/nerved' "$tmp/x/usr/share/dbus-1/services/org.nerve.Lifecycle1.service" ||
     fail "the activation file does not name /usr/bin/nerved"
+for f in go.mod doc.go command.go nervectl.go receipt.go; do  # the Go package's source (cmake/NerveGoSource.cmake)
+    [[ -f $tmp/x/usr/share/gocode/src/nerve.dev/nerve/$f ]] || fail "no /usr/share/gocode/src/nerve.dev/nerve/$f"
+done
 
 # 2. Install and remove in an overlay of the root file system, in a private mount namespace.
 cp "$deb" "$tmp/nerve.deb"

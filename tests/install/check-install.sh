@@ -5,7 +5,8 @@
 #
 # 1. `cmake --install BUILD_DIR --prefix P` (P a fresh temporary folder): every file of the install
 #    manifest is under P; the expected layout is there (programs, user unit, D-Bus activation and
-#    interface, man pages, completion, docs); the unit and the activation file name P/bin/nerved;
+#    interface, man pages, completion, docs, the Go package's source under
+#    share/gocode/src/nerve.dev/nerve); the unit and the activation file name P/bin/nerved;
 #    nothing in the system's own folders for these files changed (a marker file's mtime is compared).
 # 2. DESTDIR=D `cmake --install BUILD_DIR --prefix /opt/nerve-test`: every file lands under
 #    D/opt/nerve-test, and the unit names /opt/nerve-test/bin/nerved (DESTDIR is not part of it).
@@ -28,7 +29,7 @@ prefix=$tmp/prefix
 
 # System folders an install with a wrong (absolute) destination would write into.
 watched=(/usr/local /usr/lib/systemd/user /usr/share/dbus-1 /usr/share/man /usr/share/bash-completion
-         /usr/share/doc /etc/systemd/user /opt)
+         /usr/share/doc /usr/share/gocode /etc/systemd/user /opt)
 marker=$tmp/marker
 touch "$marker"
 
@@ -60,6 +61,13 @@ for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve
          share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
+# The Go package's source, as Debian's golang-*-dev packages install theirs (cmake/NerveGoSource.cmake):
+# every file of go/ that a build needs (go.mod and the .go files).
+gosrc=share/gocode/src/nerve.dev/nerve
+for f in "$here"/../../go/go.mod "$here"/../../go/*.go; do
+    cmp -s "$f" "$prefix/$gosrc/${f##*/}" || fail "not installed, or not the source's: $gosrc/${f##*/}"
+done
+grep -qx 'module nerve.dev/nerve' "$prefix/$gosrc/go.mod" || fail "$gosrc/go.mod does not name module nerve.dev/nerve"
 grep -qx "ExecStart=$prefix/bin/nerved" "$prefix/lib/systemd/user/nerved.service" ||
     fail "nerved.service does not say ExecStart=$prefix/bin/nerved: $(grep ExecStart "$prefix/lib/systemd/user/nerved.service")"
 grep -qx "Exec=$prefix/bin/nerved" "$prefix/share/dbus-1/services/org.nerve.Lifecycle1.service" ||

@@ -1,0 +1,3 @@
+module nerve.dev/nerve
+
+go 1.19

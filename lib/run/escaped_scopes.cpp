@@ -36,10 +36,14 @@ bool has_variable(const std::string& env, const std::string& entry) {
   return env.find('\0' + whole) != std::string::npos;
 }
 
-bool carries_run(pid_t pid, const Record& record) {
+bool carries_run(pid_t pid, const Record& record, const std::string& scope_invocation_id) {
   if (record.invocation_id.empty()) return false;
   std::string env = environ_of(pid);
-  return has_variable(env, "NERVE_RUN=" + record.run) && has_variable(env, "INVOCATION_ID=" + record.invocation_id);
+  if (!has_variable(env, "NERVE_RUN=" + record.run)) return false;
+  if (has_variable(env, "INVOCATION_ID=" + record.invocation_id)) return true;
+  // `systemd-run --scope` replaces INVOCATION_ID with its new scope's before it execs the command.
+  return !scope_invocation_id.empty() && has_variable(env, "INVOCATION_ID=" + scope_invocation_id) &&
+         has_variable(env, "NERVE_RUN_ATTEMPT=" + std::to_string(record.attempt));
 }
 
 bool ancestor_in_run(pid_t pid, const Record& record, Cgroups& cgroups) {
@@ -99,7 +103,7 @@ struct Search : std::enable_shared_from_this<Search> {
     if (state->control_group.empty()) return;
     auto pids = deps.cgroups.pids(state->control_group);
     bool ours = false;
-    for (pid_t p : pids) ours = ours || process_of_run(p, record, deps.cgroups);
+    for (pid_t p : pids) ours = ours || process_of_run(p, record, deps.cgroups, state->invocation_id);
     if (!ours) return;
     auto id = deps.cgroups.id(state->control_group);
     if (!id) return;  // emptied and gone meanwhile
@@ -143,8 +147,8 @@ struct Search : std::enable_shared_from_this<Search> {
 
 bool nerve_scope(const std::string& unit) { return unit.rfind("nerve-", 0) == 0; }
 
-bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups) {
-  return carries_run(pid, record) || ancestor_in_run(pid, record, cgroups);
+bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id) {
+  return carries_run(pid, record, scope_invocation_id) || ancestor_in_run(pid, record, cgroups);
 }
 
 void reap_escaped_scopes(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause,

@@ -8,7 +8,10 @@
 // the pids of each (cgroup.procs below its ControlGroup) and takes as the run's every scope holding
 // a process that
 //   - has NERVE_RUN=<run> and INVOCATION_ID=<the run's invocation id> in /proc/PID/environ (every
-//     process of a run inherits both; README, "The command knows its run"), or
+//     process of a run inherits both; README, "The command knows its run"), or NERVE_RUN=<run>,
+//     NERVE_RUN_ATTEMPT=<attempt> and INVOCATION_ID=<the invocation id of the scope that holds it>:
+//     `systemd-run --scope` sets INVOCATION_ID to its new scope's before it execs the command, so
+//     the run's own id is gone from exactly the processes this looks for, or
 //   - has an ancestor (by parent pid) that is still in the run's cgroup (as the escaped CMD's parent,
 //     the shell that ran systemd-run, usually is).
 // The limit: a process that cleared its environment (env -i, or a program that builds its own) and
@@ -33,9 +36,10 @@
 
 namespace nerve {
 
-// Whether 'pid' is a process of the run 'record' by the two rules above (environ, or an ancestor
-// in the run's cgroup). Reads /proc; 'cgroups' answers the memberships.
-bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups);
+// Whether 'pid', held by a scope whose invocation id is 'scope_invocation_id', is a process of the
+// run 'record' by the rules above (environ, or an ancestor in the run's cgroup). Reads /proc;
+// 'cgroups' answers the memberships.
+bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id);
 
 // The name is one nerve never takes as escaped: its own scopes ("nerve-*.scope"), which are runs of
 // their own (nested runs among them).

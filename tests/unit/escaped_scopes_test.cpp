@@ -90,6 +90,29 @@ TEST_F(AnEscapedScope, IsLeftAloneWhenItsProcessHasAnotherInvocationId) {
   EXPECT_THAT(result.receipt->escaped, IsEmpty());
 }
 
+// What `systemd-run --scope` leaves in its command's environment: the run's NERVE_RUN and
+// NERVE_RUN_ATTEMPT, and INVOCATION_ID replaced by the invocation id of its own new scope.
+TEST_F(AnEscapedScope, WhoseProcessCarriesTheInvocationIdOfItsOwnScopeAndTheRunsAttemptIsTheRuns) {
+  Record r = running();
+  pid_t p = child({"NERVE_RUN=r1", "NERVE_RUN_ATTEMPT=" + std::to_string(r.attempt), "INVOCATION_ID=" + std::string(32, 'b')});
+  other_scope_holds(r, p);
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + kOther, "stop " + r.unit));
+  ASSERT_EQ(result.receipt->escaped.size(), 1u);
+  EXPECT_THAT(result.receipt->escaped[0].pids, ElementsAre(p));
+}
+
+TEST_F(AnEscapedScope, WithTheInvocationIdOfItsOwnScopeButAnotherAttemptIsLeftAlone) {
+  Record r = running();
+  other_scope_holds(r, child({"NERVE_RUN=r1", "NERVE_RUN_ATTEMPT=" + std::to_string(r.attempt + 1),
+                              "INVOCATION_ID=" + std::string(32, 'b')}));
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
+  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+}
+
 TEST_F(AnEscapedScope, WithoutTheRunsVariablesIsFoundByAnAncestorInTheRunsCgroup) {
   Record r = running();
   other_scope_holds(r, child({}));  // a cleared environment; its parent (this test) stands for the run's shell

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 
 #include <chrono>
+#include <sstream>
 
 namespace nerve::itest {
 namespace {
@@ -17,11 +18,19 @@ using namespace std::chrono_literals;
 
 class AnEscapedScope : public NervedTest {
  protected:
-  // Launches run RUN whose shell runs `systemd-run --user --scope --unit=UNIT` with a command that
-  // writes its pid to MARKER and sleeps (ENV_I: with a cleared environment); the escaped pid, tracked.
-  pid_t launch_escaping(const std::string& run, const std::string& unit, const std::string& marker, bool env_i = false) {
+  enum class How {
+    AsAChild,                  // systemd-run is a child of the run's shell, which lives on
+    WithAClearedEnvironment,   // the same, under `env -i`
+    WithItsParentGone,         // under `setsid -f`, whose parent exits at once: no ancestor in the run
+  };
+  // Launches run RUN whose shell runs `systemd-run --user --scope --unit=UNIT` (HOW) with a command
+  // that writes its pid to MARKER and sleeps; the escaped pid, tracked.
+  pid_t launch_escaping(const std::string& run, const std::string& unit, const std::string& marker,
+                        How how = How::AsAChild) {
     std::string inner = "echo $$ > " + marker + ".tmp && mv " + marker + ".tmp " + marker + " && exec sleep 300";
-    std::string escape = std::string(env_i ? "env -i " : "env ") + "XDG_RUNTIME_DIR=\"$XDG_RUNTIME_DIR\" " +
+    std::string escape = std::string(how == How::WithItsParentGone ? "setsid -f " : "") +
+                         (how == How::WithAClearedEnvironment ? "env -i " : "env ") +
+                         "XDG_RUNTIME_DIR=\"$XDG_RUNTIME_DIR\" " +
                          "systemd-run --user --scope --quiet --unit=" + unit + " /bin/sh -c '" + inner + "'";
     ctl_background(run, {"launch", "--grace", kShortGraceArg, run, "--", "/bin/sh", "-c", escape + "; sleep 300"});
     if (!wait_for_file(marker, 10s)) {
@@ -57,9 +66,27 @@ TEST_F(AnEscapedScope, IsReapedWithTheRunAndNamedInItsReceipt) {
 }
 
 TEST_F(AnEscapedScope, WithAClearedEnvironmentIsFoundByItsParentInTheRun) {
-  pid_t escaped = launch_escaping("r1", "escaped-r1.scope", path("marker"), true);
+  pid_t escaped = launch_escaping("r1", "escaped-r1.scope", path("marker"), How::WithAClearedEnvironment);
   ASSERT_GT(escaped, 0);
   ASSERT_THAT(proc_cgroup(escaped).value_or("(gone)"), HasSubstr("/escaped-r1.scope"));
+  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
+  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+  EXPECT_FALSE(alive(escaped)) << describe_process(escaped);
+  Receipt r = receipt("r1");
+  ASSERT_EQ(r.escaped.size(), 1u);
+  EXPECT_EQ(r.escaped[0].unit, "escaped-r1.scope");
+}
+
+// `systemd-run --scope` gives its command the new scope's INVOCATION_ID: with no ancestor in the run
+// left, the run's NERVE_RUN and NERVE_RUN_ATTEMPT with that scope's own invocation id are what name it.
+TEST_F(AnEscapedScope, WithItsParentGoneIsFoundByTheRunsVariablesInItsEnvironment) {
+  pid_t escaped = launch_escaping("r1", "escaped-r1.scope", path("marker"), How::WithItsParentGone);
+  ASSERT_GT(escaped, 0);
+  ASSERT_THAT(proc_cgroup(escaped).value_or("(gone)"), HasSubstr("/escaped-r1.scope"));
+  Record rec = record("r1");
+  // Nothing between the escaped process and PID 1 is in the run any more.
+  for (auto p = proc_parent(escaped); p && *p > 1; p = proc_parent(*p))
+    ASSERT_NE(proc_cgroup(*p).value_or(""), rec.cgroup) << "pid " << *p << " is in the run";
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_FALSE(alive(escaped)) << describe_process(escaped);
@@ -96,17 +123,28 @@ TEST_F(AnEscapedScope, SearchAmong100UnrelatedScopesCostsTheReapLittle) {
 
 // docs/sealing.md, "Keeping a run from the manager": a mount namespace of the command's own (with a
 // user namespace, as any user may make here) that hides the manager's private socket and the bus
-// socket leaves `systemd-run --user --scope` nothing to ask; nothing escapes, and the reap finds none.
+// socket, then a second user and mount namespace entered before the command, which locks those
+// mounts: the command, root in its namespace, cannot unmount them, `systemd-run --user --scope` has
+// nothing to ask, nothing escapes, and the reap finds none.
 TEST_F(AnEscapedScope, CannotBeAskedForFromAMountNamespaceThatHidesTheManager) {
   std::string marker = path("marker");
+  // Run by the command in the inner namespaces: the status of both unmounts and of systemd-run.
+  std::string command =
+      "umount \\$XDG_RUNTIME_DIR/systemd 2>/dev/null; a=\\$?; umount \\$XDG_RUNTIME_DIR/bus 2>/dev/null; b=\\$?; "
+      "systemd-run --user --scope --quiet --unit=escaped-r1.scope /bin/true; "
+      "echo \\$a \\$b \\$? > " + marker + ".tmp && mv " + marker + ".tmp " + marker;
   std::string hide =
       "mount -t tmpfs tmpfs \"$XDG_RUNTIME_DIR/systemd\" && mount --bind /dev/null \"$XDG_RUNTIME_DIR/bus\" && "
-      "{ systemd-run --user --scope --quiet --unit=escaped-r1.scope /bin/true; echo $? > " + marker + ".tmp; } && "
-      "mv " + marker + ".tmp " + marker;
+      "exec unshare --user --map-root-user --mount /bin/sh -c \"" + command + "\"";
   ctl_background("r1", {"launch", "--grace", kShortGraceArg, "r1", "--", "/bin/sh", "-c",
-                        "unshare --user --map-current-user --mount /bin/sh -c '" + hide + "'; exec sleep 300"});
+                        "unshare --user --map-root-user --mount /bin/sh -c '" + hide + "'; exec sleep 300"});
   ASSERT_TRUE(wait_for_file(marker, 10s)) << "the hidden manager was never tried";
-  EXPECT_NE(read_file(marker).value_or("0\n"), "0\n") << "systemd-run reached the manager through the hidden sockets";
+  std::istringstream statuses(read_file(marker).value_or(""));
+  int umount_private = 0, umount_bus = 0, systemd_run = 0;
+  ASSERT_TRUE(statuses >> umount_private >> umount_bus >> systemd_run) << read_file(marker).value_or("");
+  EXPECT_NE(umount_private, 0) << "the command unmounted what hides $XDG_RUNTIME_DIR/systemd";
+  EXPECT_NE(umount_bus, 0) << "the command unmounted what hides $XDG_RUNTIME_DIR/bus";
+  EXPECT_NE(systemd_run, 0) << "systemd-run reached the manager through the hidden sockets";
   EXPECT_NE(unit_property("escaped-r1.scope", "LoadState"), "loaded");
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;

@@ -56,6 +56,13 @@ void print_receipt_text(const std::string& run, const std::string& outcome, cons
   std::printf("  killed:        %s\n", r.value("killed", false) ? "yes (SIGKILL after the grace)" : "no");
   std::printf("  took:          %.1f ms\n", r.value("duration_usec", 0.0) / 1000.0);
   if (!r.value("error", "").empty()) std::printf("  reason:        %s\n", r.value("error", "").c_str());
+  // Scopes the run's processes had asked the user manager for, reaped with it (docs/records.md).
+  if (r.contains("escaped") && r["escaped"].is_array())
+    for (const auto& e : r["escaped"]) {
+      std::string pids;
+      for (const auto& p : e.value("pids", json::array())) pids += " " + p.dump();
+      std::printf("  escaped:       %s (pids%s)\n", e.value("unit", "").c_str(), pids.c_str());
+    }
   print_cause_and_usage(r);
 }
 

@@ -55,7 +55,9 @@ std::string to_json_text(const Receipt& r) {
             {"reaped_at", r.reaped_at},
             {"cause", r.cause ? json(to_string(*r.cause)) : json(nullptr)},
             {"usage", r.usage ? json(*r.usage) : json(nullptr)},
-            {"usage_final", r.usage_final}};
+            {"usage_final", r.usage_final},
+            {"escaped", json::array()}};
+  for (const auto& e : r.escaped) j["escaped"].push_back({{"unit", e.unit}, {"pids", e.pids}});
   return j.dump(2) + "\n";
 }
 
@@ -203,6 +205,14 @@ Receipt parse_receipt(const std::string& text) {
     }
   }
   r.usage_final = j.value("usage_final", false);
+  // Receipts written before escaped scopes were looked for have no "escaped": none is known.
+  if (j.contains("escaped")) {
+    try {
+      for (const auto& e : j.at("escaped")) r.escaped.push_back({e.at("unit").get<std::string>(), e.at("pids").get<std::vector<int>>()});
+    } catch (const json::exception& e) {
+      throw RecordCorrupt(std::string("receipt.json has an invalid escaped: ") + e.what());
+    }
+  }
   return r;
 }
 

@@ -111,6 +111,14 @@ constexpr auto string_table(Cause) {
   });
 }
 
+// A scope of the user manager's own that a process of the run asked for (`systemd-run --user --scope`
+// does: StartTransientUnit with its own pid), reaped before the run's scope (run/escaped_scopes.h):
+// its unit and the pids it held when it was found.
+struct EscapedScope {
+  std::string unit;
+  std::vector<int> pids;
+};
+
 struct Receipt {
   int version = kRecordVersion;
   std::string run;
@@ -125,6 +133,7 @@ struct Receipt {
   std::optional<Cause> cause;  // absent in receipts written before causes existed
   std::optional<Usage> usage;  // the last snapshot of the cgroup's accounting files, if one was read
   bool usage_final = false;    // that snapshot was read after the cgroup had emptied
+  std::vector<EscapedScope> escaped;  // "escaped": empty (and absent in older receipts) when none was found
 };
 
 class RecordCorrupt : public std::runtime_error {

@@ -2,6 +2,7 @@
 
 #include "base/defaults.h"
 #include "base/errors.h"
+#include "run/escaped_scopes.h"
 #include "run/fault.h"
 #include "run/run_log.h"
 
@@ -103,12 +104,21 @@ void FinalReaps::start_reap(Record record, int signal, std::uint64_t grace_usec,
 void FinalReaps::stop_run(Record record, int signal, std::uint64_t grace_usec, Cause cause, Done<Receipt> done,
                           std::shared_ptr<LookupAhead> ahead) {
   ++running_;
-  ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done](Receipt receipt) {
-    active_.erase(record.run);
-    --running_;
-    next_turns();
-    reaped(record, std::move(receipt), done);
-  }, std::move(ahead));
+  // Scopes the run's processes asked the manager for are reaped first (escaped_scopes.h).
+  reap_escaped_scopes(deps_, record, grace_usec, signal, cause,
+                      [this, record, grace_usec, signal, cause, done, ahead](EscapedReaps escaped) mutable {
+    ReapOp::start(deps_, record, grace_usec, signal, cause, [this, record, done, escaped](Receipt receipt) {
+      active_.erase(record.run);
+      --running_;
+      next_turns();
+      receipt.escaped = escaped.scopes;
+      if (!escaped.error.empty() && receipt.outcome == Outcome::Complete) {
+        receipt.outcome = Outcome::PendingRetry;
+        receipt.error = escaped.error;
+      }
+      reaped(record, std::move(receipt), done);
+    }, std::move(ahead));
+  });
 }
 
 void FinalReaps::fence(Record& record) {

@@ -6,7 +6,7 @@
 // the run is killed anyway and recorded as soon as the disk allows: docs/records.md); then the run's
 // children are reaped (the children-first step, nested_runs.h: each child fenced before it is
 // signalled), also when the fence was found already written (a restart: the tree is finished); then
-// ReapOp; then receipt.json;
+// the scopes its processes asked the manager for (escaped_scopes.h); then ReapOp; then receipt.json;
 // then, for a final outcome, the record goes to "reaped". A record found in "reaping" whose final
 // receipt for the same attempt is already written is only closed. If the fence or the receipt
 // cannot be written, or the outcome is pending_retry, the reap is tried again after kRetryFirst,

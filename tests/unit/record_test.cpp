@@ -309,6 +309,26 @@ TEST(ParseRecord, ThrowsRecordCorruptOnAnUnknownOwnerKind) {
   EXPECT_THROW(parse_record(record_text_with([](json& j) { j["owner"]["kind"] = "Process"; })), RecordCorrupt);
 }
 
+TEST(ParseReceipt, KeepsTheEscapedScopesWithTheirPids) {
+  Receipt r;
+  r.run = "r";
+  r.outcome = Outcome::Complete;
+  r.escaped = {{"run-r0a1b2c3.scope", {41, 42}}};
+  json j = json::parse(to_json_text(r));
+  EXPECT_EQ(j.at("escaped").at(0).at("unit"), "run-r0a1b2c3.scope");
+  Receipt back = parse_receipt(to_json_text(r));
+  ASSERT_EQ(back.escaped.size(), 1u);
+  EXPECT_EQ(back.escaped[0].unit, "run-r0a1b2c3.scope");
+  EXPECT_EQ(back.escaped[0].pids, (std::vector<int>{41, 42}));
+}
+
+TEST(ParseReceipt, ReadsAReceiptWithoutEscapedAsNoneFoundAndRefusesAMalformedOne) {
+  json j = json::parse(fixture("receipt-v1.json"));
+  EXPECT_TRUE(parse_receipt(j.dump()).escaped.empty());
+  j["escaped"] = json::array({{{"unit", 7}}});
+  EXPECT_THROW(parse_receipt(j.dump()), RecordCorrupt);
+}
+
 TEST(ParseRfc3339, ReadsWhatNowRfc3339Writes) {
   auto t = parse_rfc3339("2026-11-02T09:20:44.050Z");
   ASSERT_TRUE(t);

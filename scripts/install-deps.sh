@@ -13,6 +13,7 @@ packages=(
   passwd                                  # useradd/userdel: the unprivileged test pass's account
   acl                                     # setfacl: search permission for that account on a clone under /root
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
+  python3-jeepney                         # the Python package nerve (python/nerve): its D-Bus library
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
 )

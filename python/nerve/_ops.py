@@ -8,6 +8,7 @@ first, as nervectl does); for Launch the grace of the reap of an earlier attempt
 """
 import os
 import subprocess
+import time
 
 from . import _protocol as proto
 from . import options
@@ -17,6 +18,7 @@ from .receipt import FINAL_STATES, Receipt, Status
 CALL_TIMEOUT = 25.0           # kCallTimeoutUsec
 REAP_MARGIN = 60.0            # kReapCallMarginUsec
 MAX_GRACE_USEC = options.MAX_GRACE_SECONDS * options.USEC_PER_SEC
+EXIT_AFTER_REAP = 5.0         # how long a RunExited may follow the reap that ended its run
 
 
 class Wait:
@@ -185,11 +187,12 @@ def _exit_from_status(exit_status):
     return proto.Exit(exit_status, 0, "")
 
 
-def wait(book, run, deadline):
+def wait(book, run, deadline, launched=True):
     """Until RUN's command ended (RunExited) or its reap began (State), then its final receipt by a
     Reap (which returns the receipt of a reap already done, or waits for one under way). (Exit or
     None, Receipt). The run object is read once at first and again whenever nerved's name changed
-    hands (a restarted nerved sends no RunExited for a command that ended while it was down)."""
+    hands (a restarted nerved sends no RunExited for a command that ended while it was down).
+    LAUNCHED: this connection launched it, so its RunExited is in the book (or still to come)."""
     looked_at = None
     while True:
         version, nerved_changes, exit_, state = book.get(run)
@@ -204,4 +207,26 @@ def wait(book, run, deadline):
             continue
         yield Wait(version, deadline)
     receipt = yield from reap(run, None)
+    if exit_ is None:
+        exit_ = yield from _exit_after_reap(book, run, deadline if launched else time.monotonic())
     return exit_, receipt
+
+
+def _exit_after_reap(book, run, deadline):
+    """The command's end once its run is reaped: its RunExited, or its ExitStatus (set with it).
+    A reap can finish just before nerved has collected the command's status, so a RunExited may
+    still come: it is waited for, at most EXIT_AFTER_REAP seconds and not after DEADLINE; None if
+    nerved never saw the command end (it restarted meanwhile)."""
+    status = yield from _property(proto.run_path(run), proto.RUN_IFACE, "ExitStatus")
+    exit_ = _exit_from_status(status)
+    until = time.monotonic() + EXIT_AFTER_REAP
+    until = until if deadline is None else min(until, deadline)
+    while exit_ is None:
+        version, _changes, exit_, _state = book.get(run)
+        if exit_ is not None:
+            break
+        try:
+            yield Wait(version, until)
+        except TimeoutError:
+            break
+    return exit_

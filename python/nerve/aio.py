@@ -83,7 +83,7 @@ class Client:
 
     async def attach(self, run):
         path, pid = await self._drive(_ops.attach(run))
-        return Run(self, run, path, pid, 0)
+        return Run(self, run, path, pid, 0, launched=False)
 
     async def status(self, run):
         return await self._drive(_ops.status(run))
@@ -123,7 +123,8 @@ class Run(RunHandle):
     async def wait(self, timeout=None):
         t = options.wait_seconds(timeout)
         deadline = None if t is None else time.monotonic() + t
-        exit_, receipt = await self.client._drive(_ops.wait(self.client.book, self.run, deadline))
+        exit_, receipt = await self.client._drive(_ops.wait(self.client.book, self.run, deadline,
+                                                                       self.launched))
         return self._ended(exit_, receipt)
 
     async def reap(self, grace=None):

@@ -93,7 +93,7 @@ class Client:
     def attach(self, run):
         """A handle of an existing run (launched by another connection, or before a restart)."""
         path, pid = self._drive(_ops.attach(run))
-        return Run(self, run, path, pid, 0)
+        return Run(self, run, path, pid, 0, launched=False)
 
     def status(self, run):
         """The run's record, receipt and live state (GetRun), as a nerve.Status."""
@@ -128,7 +128,8 @@ class Run(RunHandle):
         on)."""
         t = options.wait_seconds(timeout)
         deadline = None if t is None else time.monotonic() + t
-        exit_, receipt = self.client._drive(_ops.wait(self.client.book, self.run, deadline))
+        exit_, receipt = self.client._drive(_ops.wait(self.client.book, self.run, deadline,
+                                                                       self.launched))
         return self._ended(exit_, receipt)
 
     def reap(self, grace=None):

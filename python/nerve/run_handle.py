@@ -2,8 +2,10 @@
 
 
 class RunHandle:
-    def __init__(self, client, run, path, pid, grace_usec, stdin=None, stdout=None, stderr=None):
+    def __init__(self, client, run, path, pid, grace_usec, stdin=None, stdout=None, stderr=None,
+                 launched=True):
         self.client = client
+        self.launched = launched   # by this client (else attached): its RunExited comes to it
         self.run = run
         self.path = path
         self.pid = pid
@@ -11,6 +13,7 @@ class RunHandle:
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.exit_code = None      # from RunExited: the exit code, -1 when a signal killed it
         self.exit_signal = None    # the signal that killed it, 0 when it exited
+        self.exit_cause = None     # why the run ends, as RunExited said ("" when read from ExitStatus)
         self.receipt = None        # the last receipt returned for this run
 
     @property
@@ -24,7 +27,7 @@ class RunHandle:
         if exit_ is None:
             exit_ = self.client.book.get(self.run)[2]   # a RunExited that came meanwhile
         if exit_ is not None:
-            self.exit_code, self.exit_signal = exit_.exit_code, exit_.signal
+            self.exit_code, self.exit_signal, self.exit_cause = exit_.exit_code, exit_.signal, exit_.cause
         self.receipt = receipt
         return receipt
 

@@ -85,6 +85,7 @@ class Engine(unittest.TestCase):
         self.assertFalse(receipt.killed, "it ended on SIGINT, before the grace")
         self.assertEqual(run.stdout.read(), b"got INT\n")
         self.assertEqual(run.wait(timeout=10), receipt)
+        self.assertEqual((run.exit_code, run.exit_signal), (7, 0))
 
     def test_freeze_and_thaw(self):
         rid = run_id("freeze")

@@ -28,6 +28,15 @@ class Aio(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(receipt.run, rid)
         self.assertEqual((await self.client.status(rid)).receipt, receipt)
 
+    async def test_stdin_and_stdout_as_streams(self):
+        rid = run_id("aio-stdin")
+        run = await self.client.launch(rid, ["cat"], stdin=nerve.PIPE, stdout=nerve.PIPE)
+        run.stdin.write(b"through cat\n")
+        await run.stdin.drain()
+        run.stdin.close()
+        self.assertEqual(await asyncio.wait_for(run.stdout.read(), 10), b"through cat\n")
+        self.assertEqual((await run.wait(timeout=30)).cause, "exited")
+
     async def test_two_runs_at_once_and_a_cancel_of_an_escaper(self):
         quick, tree = run_id("aio-quick"), run_id("aio-tree")
         a = await self.client.launch(quick, ["sh", "-c", "exit 0"])

@@ -55,6 +55,16 @@ class Engine(unittest.TestCase):
         self.assertEqual(st.leader_pid, run.pid)
         self.assertEqual(json.loads(receipt_file(rid))["outcome"], receipt.outcome)
 
+    def test_stdin_from_a_pipe_and_the_environment_and_folder_given(self):
+        rid = run_id("stdin")
+        run = self.launch(rid, ["sh", "-c", 'cat; echo "$GREETING $PWD"'], stdin=nerve.PIPE,
+                          stdout=nerve.PIPE, env={"GREETING": "hello", "PATH": "/usr/bin:/bin"}, cwd="/tmp")
+        run.stdin.write(b"from stdin\n")
+        run.stdin.close()
+        self.assertEqual(run.stdout.read(), b"from stdin\nhello /tmp\n")
+        self.assertEqual(run.wait(timeout=30).cause, "exited")
+        self.assertEqual(run.returncode, 0)
+
     def test_reap_ends_a_process_tree_that_escaped_with_setsid_and_ignores_term(self):
         rid = run_id("escaper")
         run = self.launch(rid, [PYTHON, "-c", ESCAPER], stdout=nerve.PIPE, grace=0.5)
@@ -114,7 +124,7 @@ class Engine(unittest.TestCase):
         self.assertIn("TasksMax=32", st.record["properties"])
         with open(f"/proc/{run.pid}/cgroup") as f:
             self.assertIn("0::" + st.cgroup + "\n", f.read())
-        receipt = nerve.Client.reap(self.client, rid)
+        receipt = self.client.reap(rid)
         after = self.client.status(rid)
         self.assertEqual(after.state, "reaped")
         self.assertFalse(after.running)

@@ -46,7 +46,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 show_log() { echo "with-nerved: nerved's log ($log):" >&2; sed 's/^/  nerved: /' "$log" >&2; }
 
-mkdir "$tmp/runs"
+mkdir -m 0700 "$tmp/runs"
 mkfifo "$tmp/ready"
 "$nerved" --runs-dir "$tmp/runs" --ready-fd 3 --verbose >"$log" 2>&1 3>"$tmp/ready" &
 pid=$!
@@ -55,9 +55,16 @@ pid=$!
 exec {ready}<"$tmp/ready"
 said=
 read -r -t 20 -u "$ready" said
+read_status=$?
 exec {ready}<&-
 if [[ $said != READY ]]; then
-    echo "with-nerved: $nerved did not report READY within 20 s (got '${said}')" >&2
+    if (( read_status > 128 )); then
+        echo "with-nerved: $nerved did not report READY within 20 s (got '${said}')" >&2
+    else
+        wait "$pid"
+        echo "with-nerved: $nerved exited with status $? before it reported READY" >&2
+        pid=
+    fi
     show_log; exit 125
 fi
 

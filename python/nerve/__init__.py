@@ -24,8 +24,8 @@ offers:
   * jeepney is pure Python with no dependency of its own, builds messages from signatures (no
     hand-made variants in nerve's code either), and has a blocking, thread-safe connection (a
     receiver thread, file-descriptor passing) and asyncio support, with no main loop to run;
-  * python3-dbus-next (0.2.3) is asyncio-first and also pure Python, but its blocking form is a GLib
-    main loop, it is unmaintained upstream since 2021, and Launch's fds need its own Message API;
+  * python3-dbus-next (0.2.3) is pure Python too, but has only an asyncio and a GLib main-loop
+    form, no blocking one for threaded engines, and its last release is from 2021;
   * python3-gi (Gio) needs a GLib main loop for signals, which an asyncio or threaded engine does
     not have, and pulls in gobject-introspection; examples/engine.py used it before this package.
 jeepney's asyncio connection does not pass fds, so nerve.aio has its own small one over jeepney's

@@ -42,7 +42,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL nerve python)
 set(CPACK_DEBIAN_NERVE_PACKAGE_NAME nerve)
 set(CPACK_DEBIAN_NERVE_FILE_NAME DEB-DEFAULT)
-set(CPACK_COMPONENT_NERVE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}\n${CPACK_PACKAGE_DESCRIPTION}")
+# CPack (3.25) puts CPACK_PACKAGE_DESCRIPTION_SUMMARY first in each package's Description: these are
+# the text below it.
+set(CPACK_DEBIAN_NERVE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-nerve)
 set(CPACK_DEBIAN_PYTHON_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
@@ -52,8 +54,7 @@ set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3:any (>= 3.9), python3-jeepney (
 set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA
   "${CMAKE_CURRENT_LIST_DIR}/python3-nerve/postinst;${CMAKE_CURRENT_LIST_DIR}/python3-nerve/prerm")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-set(CPACK_COMPONENT_PYTHON_DESCRIPTION "nerve for Python workflow engines
-The Python package nerve: launch each run of a workflow in its own systemd user scope through
-nerved, wait for it, reap or cancel it and read its receipt, blocking or with asyncio, with no
-D-Bus code in the engine (it uses python3-jeepney).")
+set(CPACK_DEBIAN_PYTHON_DESCRIPTION "For Python workflow engines, the package nerve: launch each run
+of a workflow in its own systemd user scope through nerved, wait for it, reap or cancel it and read
+its receipt, blocking or with asyncio, with no D-Bus code in the engine (it uses python3-jeepney).")
 include(CPack)

@@ -35,3 +35,13 @@ nerve_install_dir(NERVE_DBUS_INTERFACES_DIR dbus-1 interfaces_dir
   ${CMAKE_INSTALL_DATADIR}/dbus-1/interfaces "D-Bus introspection XML")
 nerve_install_dir(NERVE_BASH_COMPLETIONS_DIR bash-completion completionsdir
   ${CMAKE_INSTALL_DATADIR}/bash-completion/completions "bash completions")
+
+# The Python package nerve (python/nerve, cmake/NervePython.cmake): where Debian's python3 finds
+# packages of /usr (dist-packages, for every python3 version). Under another prefix, PYTHONPATH names
+# PREFIX/lib/python3/dist-packages.
+set(NERVE_PYTHON_DIR "lib/python3/dist-packages" CACHE STRING
+  "the Python package nerve, relative to the install prefix")
+
+# Everything installed without a COMPONENT of its own is the main package's (cmake/NervePackage.cmake
+# makes one .deb per component: nerve, and python3-nerve from the component python).
+set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME nerve)

@@ -1,6 +1,10 @@
-# The Debian package: `cpack -G DEB` in the build folder (or `cmake --build build --target package`)
-# makes nerve_<version>_<arch>.deb. It installs to /usr: the programs, the user unit in
-# /usr/lib/systemd/user, D-Bus activation, man pages, bash completion and the docs.
+# The Debian packages: `cpack -G DEB` in the build folder (or `cmake --build build --target package`)
+# makes nerve_<version>_<arch>.deb and python3-nerve_<version>_all.deb, one per install component.
+# nerve (every install rule without a COMPONENT, cmake/NerveInstallDirs.cmake) installs to /usr: the
+# programs, the user unit in /usr/lib/systemd/user, D-Bus activation, man pages, bash completion and
+# the docs. python3-nerve (the component python, cmake/NervePython.cmake) is the Python package in
+# /usr/lib/python3/dist-packages/nerve, architecture all, depending on nerve and python3-jeepney: a
+# package of its own, so that a host without Python engines needs no Python.
 #
 # CPACK_SET_DESTDIR: CPack installs with CMAKE_INSTALL_PREFIX=/usr into a staging DESTDIR, so the
 # files rendered at install time (systemd/render.cmake) name /usr/bin/nerved, not the staging folder.
@@ -33,4 +37,24 @@ else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libsdbus-c++1 (>= 1.2), libspdlog1.10-fmt9, libstdc++6, libc6, ${nerve_runtime_depends}")
 endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion")
+
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL nerve python)
+set(CPACK_DEBIAN_NERVE_PACKAGE_NAME nerve)
+set(CPACK_DEBIAN_NERVE_FILE_NAME DEB-DEFAULT)
+# CPack (3.25) puts CPACK_PACKAGE_DESCRIPTION_SUMMARY first in each package's Description: these are
+# the text below it.
+set(CPACK_DEBIAN_NERVE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-nerve)
+set(CPACK_DEBIAN_PYTHON_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3:any (>= 3.9), python3-jeepney (>= 0.7), nerve (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA
+  "${CMAKE_CURRENT_LIST_DIR}/python3-nerve/postinst;${CMAKE_CURRENT_LIST_DIR}/python3-nerve/prerm")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEBIAN_PYTHON_DESCRIPTION "For Python workflow engines, the package nerve: launch each run
+of a workflow in its own systemd user scope through nerved, wait for it, reap or cancel it and read
+its receipt, blocking or with asyncio, with no D-Bus code in the engine (it uses python3-jeepney).")
 include(CPack)

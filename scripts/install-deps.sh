@@ -14,6 +14,7 @@ packages=(
   acl                                     # setfacl: search permission for that account on a clone under /root
   python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
   golang-go                               # the Go package (go/) and examples/go-engine, built and tested
+  python3-jeepney                         # the Python package nerve (python/nerve): its D-Bus library
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
 )

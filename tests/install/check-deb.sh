@@ -3,17 +3,20 @@
 #
 # Usage: tests/install/check-deb.sh BUILD_DIR          (root; needs unshare, mount, chroot, apt-get)
 #
-# 1. `cpack -G DEB` (into a temporary folder) makes nerve_<version>_<arch>.deb;
-#    `dpkg-deb --info` shows Depends with libsdbus-c++1, libsystemd0, systemd and dbus-user-session;
-#    every file is under /usr; the unit and the activation file name /usr/bin/nerved; the Go
-#    package's source is in /usr/share/gocode/src/nerve.dev/nerve.
+# 1. `cpack -G DEB` (into a temporary folder) makes nerve_<version>_<arch>.deb and
+#    python3-nerve_<version>_all.deb; `dpkg-deb --info` shows nerve's Depends with libsdbus-c++1,
+#    libsystemd0, systemd and dbus-user-session, python3-nerve's with python3-jeepney and nerve;
+#    every file is under /usr (python3-nerve's under /usr/lib/python3/dist-packages/nerve, the
+#    sources only); the unit and the activation file name /usr/bin/nerved; the Go package's source
+#    is in /usr/share/gocode/src/nerve.dev/nerve.
 # 2. In a private mount namespace, the machine's root file system is seen through an overlay whose
 #    upper layer is a tmpfs (the machine's files are never written: everything the package does lands
 #    in the tmpfs, and is gone with the namespace). In a chroot into that overlay:
-#    `apt-get install ./nerve_*.deb` (offline: the dependencies are the machine's installed packages),
-#    the installed programs answer --help, `apt-get remove nerve` removes every file of the package,
-#    `dpkg -P nerve` purges it; then the overlay's upper layer holds nothing outside dpkg's and apt's
-#    own state and caches: the package left no file behind and removed none of the machine's.
+#    `apt-get install` of both (offline: the dependencies are the machine's installed packages),
+#    the installed programs answer --help, the installed Python package imports (its byte code
+#    compiled by its postinst), `apt-get remove` removes every file of both packages, `dpkg -P`
+#    purges them; then the overlay's upper layer holds nothing outside dpkg's and apt's own state
+#    and caches: the packages left no file behind (byte code included) and removed none of the machine's.
 # Exit 0 all good; 1 a check failed; 2 bad usage or missing tools.
 set -u
 (( $# == 1 )) || { echo "usage: check-deb.sh BUILD_DIR" >&2; exit 2; }
@@ -48,6 +51,21 @@ grep -qx 'Exec=/usr/bin/nerved' "$tmp/x/usr/share/dbus-1/services/org.nerve.Life
 for f in go.mod doc.go command.go nervectl.go receipt.go; do  # the Go package's source (cmake/NerveGoSource.cmake)
     [[ -f $tmp/x/usr/share/gocode/src/nerve.dev/nerve/$f ]] || fail "no /usr/share/gocode/src/nerve.dev/nerve/$f"
 done
+
+pydebs=("$tmp"/out/python3-nerve_*_all.deb)
+[[ ${#pydebs[@]} == 1 && -f ${pydebs[0]} ]] || fail "expected one python3-nerve_<version>_all.deb, got: $(ls "$tmp/out")"
+pydeb=${pydebs[0]}
+echo "deb: built ${pydeb##*/}"
+pydepends=$(dpkg-deb --field "$pydeb" Depends)
+for d in python3-jeepney nerve python3:any; do
+    [[ ", $pydepends" == *", $d"[\ ,]* || ", $pydepends" == *", $d" ]] || fail "python3-nerve's Depends lacks $d: $pydepends"
+done
+echo "deb: python3-nerve Depends: $pydepends"
+pyfiles=$(dpkg-deb --contents "$pydeb" | awk '$1 !~ /^d/ {print $6}')
+outside=$(grep -v '^\./usr/lib/python3/dist-packages/nerve/[a-z_]*\.py$' <<<"$pyfiles" | grep -v '^\./usr/share/doc/' | head -5)
+[[ -z $outside ]] || fail "python3-nerve has files that are not the package's sources: $outside"
+grep -qx './usr/lib/python3/dist-packages/nerve/__init__.py' <<<"$pyfiles" || fail "python3-nerve lacks nerve/__init__.py"
+cp "$pydeb" "$tmp/python3-nerve.deb"
 
 # 2. Install and remove in an overlay of the root file system, in a private mount namespace.
 cp "$deb" "$tmp/nerve.deb"

@@ -5,9 +5,6 @@
 #
 # 1. `cmake --install BUILD_DIR --prefix P` (P a fresh temporary folder): every file of the install
 #    manifest is under P; the expected layout is there (programs, user unit, D-Bus activation and
-#    interface, man pages, completion, docs, the Go package's source under
-#    share/gocode/src/nerve.dev/nerve); the unit and the activation file name P/bin/nerved;
-#    nothing in the system's own folders for these files changed (a marker file's mtime is compared).
 # 2. DESTDIR=D `cmake --install BUILD_DIR --prefix /opt/nerve-test`: every file lands under
 #    D/opt/nerve-test, and the unit names /opt/nerve-test/bin/nerved (DESTDIR is not part of it).
 # 3. Inside a private user manager (HARNESS), with the manager's unit path and the session bus's data
@@ -58,7 +55,8 @@ for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve
          share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
          share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
          share/bash-completion/completions/nervectl \
-         share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md; do
+         share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md \
+         lib/python3/dist-packages/nerve/__init__.py lib/python3/dist-packages/nerve/aio.py; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
 # The Go package's source, as Debian's golang-*-dev packages install theirs (cmake/NerveGoSource.cmake):
@@ -68,6 +66,19 @@ for f in "$here"/../../go/go.mod "$here"/../../go/*.go; do
     cmp -s "$f" "$prefix/$gosrc/${f##*/}" || fail "not installed, or not the source's: $gosrc/${f##*/}"
 done
 grep -qx 'module nerve.dev/nerve' "$prefix/$gosrc/go.mod" || fail "$gosrc/go.mod does not name module nerve.dev/nerve"
+# Every module of python/nerve, and nothing but them (no byte code); the installed copy imports.
+src=$here/../../python/nerve
+for f in "$src"/*.py; do
+    cmp -s "$f" "$prefix/lib/python3/dist-packages/nerve/${f##*/}" || fail "python/nerve/${f##*/} not installed as is"
+done
+extra=$(find "$prefix/lib/python3/dist-packages/nerve" ! -name '*.py' ! -type d | head -3)
+[[ -z $extra ]] || fail "the Python package has files that are not its sources: $extra"
+# -B: no __pycache__ written into the prefix (the manifest check below counts its files).
+where=$(cd / && PYTHONPATH=$prefix/lib/python3/dist-packages /usr/bin/python3 -B -c \
+        'import nerve, nerve.aio; print(nerve.__file__)' 2>&1) ||
+    fail "the installed Python package does not import: $where"
+[[ $where == "$prefix/lib/python3/dist-packages/nerve/__init__.py" ]] ||
+    fail "import nerve found $where, not the installed package"
 grep -qx "ExecStart=$prefix/bin/nerved" "$prefix/lib/systemd/user/nerved.service" ||
     fail "nerved.service does not say ExecStart=$prefix/bin/nerved: $(grep ExecStart "$prefix/lib/systemd/user/nerved.service")"
 grep -qx "Exec=$prefix/bin/nerved" "$prefix/share/dbus-1/services/org.nerve.Lifecycle1.service" ||

@@ -1,5 +1,5 @@
 // examples/engine.py, the example engine of docs/dbus-api.md, run as a user would run it (Debian's
-// /usr/bin/python3 with python3-gi) against this test's nerved: its output, its JSON summary, and a
+// /usr/bin/python3 with python3-jeepney, the package nerve from python/) against this test's nerved: its output, its JSON summary, and a
 // cancel that ends a command which ignores SIGTERM and leaves a pipe holder behind.
 #include "nerved_fixture.h"
 
@@ -42,11 +42,11 @@ class TheExampleEngine : public NervedTest {
     NervedTest::SetUp();
     if (HasFatalFailure()) return;
     ASSERT_TRUE(std::filesystem::exists(engine_script())) << "no example engine at " << engine_script();
-    // Never a skip: without python3-gi the example is untested, and that is a failure.
-    Output gi = run(command({kPython, "-c", "import gi; from gi.repository import Gio, GLib"}));
-    ASSERT_EQ(gi.exit_code, 0) << kPython << " cannot import gi (python3-gi, Gio, GLib), which examples/engine.py "
-                               << "needs. Install it (scripts/install-deps installs python3-gi, or apt-get install "
-                               << "python3-gi). Its error:\n" << gi.err;
+    // Never a skip: without python3-jeepney the example is untested, and that is a failure.
+    Output lib = run(command({kPython, "-c", "import jeepney.io.threading"}));
+    ASSERT_EQ(lib.exit_code, 0) << kPython << " cannot import jeepney (python3-jeepney), which the package nerve "
+                                << "under examples/engine.py needs. Install it (scripts/install-deps installs it, or "
+                                << "apt-get install python3-jeepney). Its error:\n" << lib.err;
   }
 
   // engine.py ARGS with this test's bus, run to its end; its summary (last stdout line) parsed.

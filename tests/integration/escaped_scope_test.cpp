@@ -41,6 +41,15 @@ class AnEscapedScope : public NervedTest {
     track(pid, true);
     return pid;
   }
+  // Reaps RUN (short grace) and checks that ESCAPED is gone and the receipt names UNIT, alone.
+  void expect_reaped_with(const std::string& run, pid_t escaped, const std::string& unit) {
+    Output reap = ctl({"reap", "--grace", kShortGraceArg, run});
+    EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
+    EXPECT_FALSE(alive(escaped)) << describe_process(escaped);
+    Receipt r = receipt(run);
+    ASSERT_EQ(r.escaped.size(), 1u);
+    EXPECT_EQ(r.escaped[0].unit, unit);
+  }
 };
 
 TEST_F(AnEscapedScope, IsReapedWithTheRunAndNamedInItsReceipt) {
@@ -69,12 +78,7 @@ TEST_F(AnEscapedScope, WithAClearedEnvironmentIsFoundByItsParentInTheRun) {
   pid_t escaped = launch_escaping("r1", "escaped-r1.scope", path("marker"), How::WithAClearedEnvironment);
   ASSERT_GT(escaped, 0);
   ASSERT_THAT(proc_cgroup(escaped).value_or("(gone)"), HasSubstr("/escaped-r1.scope"));
-  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
-  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
-  EXPECT_FALSE(alive(escaped)) << describe_process(escaped);
-  Receipt r = receipt("r1");
-  ASSERT_EQ(r.escaped.size(), 1u);
-  EXPECT_EQ(r.escaped[0].unit, "escaped-r1.scope");
+  expect_reaped_with("r1", escaped, "escaped-r1.scope");
 }
 
 // `systemd-run --scope` gives its command the new scope's INVOCATION_ID: with no ancestor in the run
@@ -87,12 +91,7 @@ TEST_F(AnEscapedScope, WithItsParentGoneIsFoundByTheRunsVariablesInItsEnvironmen
   // Nothing between the escaped process and PID 1 is in the run any more.
   for (auto p = proc_parent(escaped); p && *p > 1; p = proc_parent(*p))
     ASSERT_NE(proc_cgroup(*p).value_or(""), rec.cgroup) << "pid " << *p << " is in the run";
-  Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
-  EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
-  EXPECT_FALSE(alive(escaped)) << describe_process(escaped);
-  Receipt r = receipt("r1");
-  ASSERT_EQ(r.escaped.size(), 1u);
-  EXPECT_EQ(r.escaped[0].unit, "escaped-r1.scope");
+  expect_reaped_with("r1", escaped, "escaped-r1.scope");
 }
 
 // What the search costs a reap: with 100 unrelated scopes of the manager present, against none.

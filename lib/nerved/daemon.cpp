@@ -6,6 +6,7 @@
 #include "system/journal.h"
 #include "run/lifecycle.h"
 #include "bus/manager_object.h"
+#include "system/holders.h"
 #include "system/owners.h"
 #include "run/process_launcher.h"
 #include "run/pruner.h"
@@ -83,7 +84,8 @@ struct Nerved {
         cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
         systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout, .bus = parse_systemd_bus(opt.systemd_bus)}),
         owners(loop, *bus),
-        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable},
+        holders(loop),
+        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable, &holders},
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
         object(*bus, loop, lifecycle, launcher, systemd,
@@ -153,6 +155,7 @@ struct Nerved {
   RealCgroups cgroups;
   SdbusSystemd systemd;
   OwnerWatcher owners;
+  RealHolders holders;
   Lifecycle lifecycle;
   ProcessLauncher launcher;
   ManagerObject object;

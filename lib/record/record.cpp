@@ -26,7 +26,10 @@ std::string to_json_text(const Record& r) {
             {"invocation_id", r.invocation_id},
             {"cgroup", r.cgroup},
             {"cgroup_id", r.cgroup_id},
+            {"leaf", r.leaf},
+            {"leaf_id", r.leaf_id},
             {"state", to_string(r.state)},
+            {"released", r.released},
             {"leader_pid", r.leader_pid},
             {"leader_start_time", r.leader_start_time},
             {"reap_on_exit", r.reap_on_exit},
@@ -98,6 +101,9 @@ void read_run_controls(const json& j, Record& r) {
   if (j.contains("parent")) r.parent = field<std::string>(j, "parent", what);
   if (j.contains("leader_start_time")) r.leader_start_time = field<std::uint64_t>(j, "leader_start_time", what);
   if (j.contains("reap_on_exit")) r.reap_on_exit = field<bool>(j, "reap_on_exit", what);
+  if (j.contains("leaf")) r.leaf = field<std::string>(j, "leaf", what);
+  if (j.contains("leaf_id")) r.leaf_id = field<std::uint64_t>(j, "leaf_id", what);
+  if (j.contains("released")) r.released = field<bool>(j, "released", what);
 }
 }  // namespace
 
@@ -137,6 +143,8 @@ void check_record_fields(const Record& r) {
     never_written("invocation_id", r.invocation_id, "32 hex digits");
   if (!r.cgroup.empty() && !plain_absolute_path(r.cgroup))
     never_written("cgroup", r.cgroup, "an absolute path without empty, '.' or '..' parts");
+  if (!r.leaf.empty() && (r.cgroup.empty() || r.leaf != leaf_of(r.cgroup)))
+    never_written("leaf", r.leaf, "<cgroup>/run");
   if (r.leader_pid < 0) never_written("leader_pid", std::to_string(r.leader_pid), "a pid");
   if (r.grace_usec > kMaxGraceUsec) never_written("grace_usec", std::to_string(r.grace_usec), "at most one hour");
   const Owner& o = r.owner;

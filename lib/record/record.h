@@ -21,6 +21,11 @@ namespace nerve {
 
 inline constexpr int kRecordVersion = 1;
 
+// The leaves of a scope started with a holder (docs/records.md, "Leaf and holder"): run/ holds the
+// run's processes and is what a reap reads and kills; hold/ holds the holder (process/holder.h) alone.
+inline constexpr const char* kRunLeaf = "run";
+inline constexpr const char* kHoldLeaf = "hold";
+
 // The names are the record's "state" (and the run object's State): to_string, from_string<RunState>.
 enum class RunState { Launching, Running, Failed, Reaping, Reaped };
 constexpr auto string_table(RunState) {
@@ -64,7 +69,14 @@ struct Record {
   std::string invocation_id;  // 32 hex digits once running
   std::string cgroup;         // ControlGroup, relative to the cgroup2 root
   std::uint64_t cgroup_id = 0;  // inode number of the cgroup folder
+  std::string leaf;             // <cgroup>/run, the run's processes, once made; "" without a holder (and
+                                // in records before leaves were made)
+  std::uint64_t leaf_id = 0;    // its cgroup id; 0 without a leaf
   RunState state = RunState::Launching;
+  bool released = true;  // the caller was told it may exec (Contain's reply; a Launch's held child let
+                         // go): false from the intent until then, so that a run whose nerved died before
+                         // it is known never to have run its command (reconcile.h); true in records of
+                         // before it was kept, whose runs were all told once running
   int leader_pid = 0;  // the pid that was contained (and then exec'd the command)
   std::uint64_t leader_start_time = 0;  // its start time (as Owner::start_time); 0 in records before it was kept
   bool reap_on_exit = false;  // a Launch'd run reaped when its command ends, also after a restart of nerved
@@ -80,6 +92,17 @@ struct Record {
   std::string created_at;  // RFC 3339, UTC
   std::string updated_at;
 };
+
+// Whether the run's processes are in a leaf of its scope, with a holder keeping the scope.
+inline bool has_leaf(const Record& r) { return !r.leaf.empty() && r.leaf_id != 0; }
+// The leaf a scope's cgroup gets: <cgroup>/run.
+inline std::string leaf_of(const std::string& cgroup) { return cgroup + "/" + kRunLeaf; }
+// Whether 'cgroup' is the run's scope or any cgroup below it (its leaves, and what the run's processes
+// made below them): a process there belongs to the run.
+inline bool within_run(const Record& r, const std::string& cgroup) {
+  return !r.cgroup.empty() && cgroup.compare(0, r.cgroup.size(), r.cgroup) == 0 &&
+         (cgroup.size() == r.cgroup.size() || cgroup[r.cgroup.size()] == '/');
+}
 
 // In receipt.json as "outcome" (and the answer of Reap).
 enum class Outcome { Complete, NoScope, Refused, PendingRetry };

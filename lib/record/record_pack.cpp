@@ -12,7 +12,7 @@ std::uint32_t StringPool::index(const std::string& s) {
 
 namespace {
 
-enum Flags : std::uint8_t { kUnitDerived = 1, kCgroupEndsInUnit = 2, kKeep = 4, kReapOnExit = 8 };
+enum Flags : std::uint8_t { kUnitDerived = 1, kCgroupEndsInUnit = 2, kKeep = 4, kReapOnExit = 8, kLeafOfCgroup = 16, kUnreleased = 32 };
 
 class Writer {
  public:
@@ -78,6 +78,9 @@ std::string pack(const Record& r, StringPool& pool) {
   if (suffix) flags |= kCgroupEndsInUnit;
   if (r.keep) flags |= kKeep;
   if (r.reap_on_exit) flags |= kReapOnExit;
+  bool leaf_of_cgroup = !r.leaf.empty() && r.leaf == leaf_of(r.cgroup);
+  if (leaf_of_cgroup) flags |= kLeafOfCgroup;
+  if (!r.released) flags |= kUnreleased;
   Writer w;
   w.num(flags);
   w.num(zigzag(r.version));
@@ -103,6 +106,8 @@ std::string pack(const Record& r, StringPool& pool) {
   w.str(r.updated_at);
   w.num(r.properties.size());
   for (const auto& p : r.properties) w.str(p);
+  w.num(r.leaf_id);
+  w.str(leaf_of_cgroup ? std::string_view() : std::string_view(r.leaf));
   return w.done();
 }
 
@@ -131,6 +136,7 @@ Record unpack(std::string_view packed, const std::string& run, const StringPool&
   if (flags & kCgroupEndsInUnit) r.cgroup += "/" + r.unit;
   r.keep = flags & kKeep;
   r.reap_on_exit = flags & kReapOnExit;
+  r.released = !(flags & kUnreleased);
   r.invocation_id = in.str();
   r.owner.name = in.str();
   r.parent = in.str();
@@ -138,6 +144,9 @@ Record unpack(std::string_view packed, const std::string& run, const StringPool&
   r.updated_at = in.str();
   auto n = in.num();
   for (std::uint64_t i = 0; i < n; ++i) r.properties.push_back(in.str());
+  r.leaf_id = in.num();
+  r.leaf = in.str();
+  if (flags & kLeafOfCgroup) r.leaf = leaf_of(r.cgroup);
   return r;
 }
 

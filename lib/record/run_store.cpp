@@ -15,13 +15,45 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace nerve {
 
 namespace {
 constexpr const char* kRecordFile = "lifecycle.json";
 constexpr const char* kReceiptFile = "receipt.json";
+constexpr std::string_view kSupersededPrefix = "receipt.attempt-", kSupersededSuffix = ".json";
+
+std::string superseded_name(unsigned attempt) {
+  return std::string(kSupersededPrefix) + std::to_string(attempt) + std::string(kSupersededSuffix);
+}
+
+// The names of the superseded attempts' receipts in a run's folder (dirfd), by attempt.
+std::vector<std::string> superseded_names(int dirfd, const std::string& shown) {
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw FsError("cannot open folder", shown, errno);
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    FsError e("cannot read folder", shown, errno);
+    ::close(fd);
+    throw e;
+  }
+  std::vector<std::pair<unsigned long, std::string>> found;
+  while (auto* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (!name.starts_with(kSupersededPrefix) || !name.ends_with(kSupersededSuffix)) continue;
+    auto digits = name.substr(kSupersededPrefix.size(), name.size() - kSupersededPrefix.size() - kSupersededSuffix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
+    found.emplace_back(std::stoul(std::string(digits)), std::string(name));
+  }
+  ::closedir(d);
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [attempt, name] : found) out.push_back(std::move(name));
+  return out;
+}
 }  // namespace
 
 RunStore::RunStore(std::string runs_dir) : path_(std::move(runs_dir)) {
@@ -222,6 +254,30 @@ void RunStore::drop_memory() const {
   trim();
 }
 
+Result<void> RunStore::save_superseded_receipt(const Receipt& receipt) const {
+  return guarded([&] {
+    Fd dir = open_run(receipt.run, IfMissing::Fail).fd;
+    std::string name = superseded_name(receipt.attempt);
+    write_file_atomic(dir.get(), name, to_json_text(receipt), run_path(receipt.run) + "/" + name, Sync::Durable);
+  });
+}
+
+Result<std::vector<Receipt>> RunStore::superseded_receipts(const std::string& run) const {
+  return guarded([&] {
+    std::vector<Receipt> out;
+    Fd dir;
+    try {
+      dir = open_run(run, IfMissing::Fail).fd;
+    } catch (const FsError& e) {
+      if (e.err() == ENOENT) return out;
+      throw;
+    }
+    for (const auto& name : superseded_names(dir.get(), run_path(run)))
+      if (auto text = read_file_at(dir.get(), name, run_path(run) + "/" + name)) out.push_back(parse_receipt(*text));
+    return out;
+  });
+}
+
 Result<std::vector<std::string>> RunStore::reload(std::vector<std::string>* skipped) const {
   drop_memory();
   auto names = runs(skipped);
@@ -243,6 +299,9 @@ Result<std::string> RunStore::quarantine(const std::string& run) const {
       throw FsError("cannot move aside", run_path(run) + "/" + kRecordFile, errno);
     if (::renameat(dir.get(), kReceiptFile, q.get(), (base + ".receipt.json").c_str()) < 0 && errno != ENOENT)
       throw FsError("cannot move aside", run_path(run) + "/" + kReceiptFile, errno);
+    for (const auto& name : superseded_names(dir.get(), run_path(run)))
+      if (::renameat(dir.get(), name.c_str(), q.get(), (base + "." + name).c_str()) < 0 && errno != ENOENT)
+        throw FsError("cannot move aside", run_path(run) + "/" + name, errno);
     ::fsync(q.get());
     ::fsync(dir.get());
     changed(run, std::nullopt);
@@ -255,6 +314,8 @@ Result<void> RunStore::remove(const std::string& run) const {
     {
       Fd dir = open_run(run, IfMissing::Fail).fd;
       remove_file_at(dir.get(), kReceiptFile, run_path(run) + "/" + kReceiptFile);
+      for (const auto& name : superseded_names(dir.get(), run_path(run)))
+        remove_file_at(dir.get(), name, run_path(run) + "/" + name);
       remove_file_at(dir.get(), kRecordFile, run_path(run) + "/" + kRecordFile);
     }
     if (::unlinkat(dir_.get(), run.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT)

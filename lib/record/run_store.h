@@ -1,4 +1,5 @@
-// The runs folder: one folder per run, holding lifecycle.json and, once reaped, receipt.json.
+// The runs folder: one folder per run, holding lifecycle.json and, once reaped, receipt.json (and a
+// receipt.attempt-<N>.json for each earlier attempt that a relaunch ended).
 //
 // Everything below the runs folder is opened relative to the runs folder's fd with O_NOFOLLOW, and
 // only under names that are valid run ids, so nothing outside it is ever created, read or replaced.
@@ -75,6 +76,12 @@ class RunStore {
   // Both create the run's folder when needed. Error: store_error::Io.
   Result<void> save(const Record& record, Sync sync = Sync::Durable) const;
   Result<void> save_receipt(const Receipt& receipt, Sync sync = Sync::Durable) const;
+  // The receipt of an attempt that a relaunch ended (cause relaunched) goes beside the record, as
+  // receipt.attempt-<N>.json, durably: receipt.json stays the run's own final receipt. The run's
+  // folder must exist. Both error store_error::Io (Corrupt for a file that is not a receipt).
+  Result<void> save_superseded_receipt(const Receipt& receipt) const;
+  // Those receipts, by attempt (none when the run has no folder).
+  Result<std::vector<Receipt>> superseded_receipts(const std::string& run) const;
 
   // The runs whose record is in memory, sorted; whether 'run' is one.
   std::vector<std::string> in_memory() const;
@@ -89,7 +96,7 @@ class RunStore {
   // Gives memory freed by many removals back to the system (malloc_trim).
   static void trim();
 
-  // Moves the run's lifecycle.json (and receipt.json) into <runs-dir>/.quarantine/, named by run and
+  // Moves the run's lifecycle.json (and its receipts) into <runs-dir>/.quarantine/, named by run and
   // time; returns the new path of the record.
   Result<std::string> quarantine(const std::string& run) const;
   // Removes the run's files and folder.

@@ -24,6 +24,7 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.unit = scope_unit_name(req_.run, record_.nonce);
   record_.boot_id = deps_.boot_id;
   record_.state = RunState::Launching;
+  record_.released = false;
   record_.leader_pid = req_.pid;
   record_.leader_start_time = deps_.cgroups.start_time(req_.pid).value_or(0);
   record_.reap_on_exit = req_.reap_on_exit;
@@ -57,8 +58,17 @@ void ContainOp::begin() {
   intent_saved_ = true;
   log_run(spdlog::level::debug, record_, "intent durable; StartTransientUnit");
   fault_point("after-intent");
+  if (deps_.holders) {
+    auto holder = deps_.holders->spawn();
+    if (!holder)
+      return fail(error::ContainmentUnavailable,
+                  holder.error().message + "; the command was not started: without a holder its usage could not be read "
+                                           "after it ends. Install nerve-hold next to nerve-held (LIBEXECDIR/nerve), "
+                                           "or set NERVE_HOLD_HELPER to its path");
+    holder_ = *holder;
+  }
   // No RuntimeMaxUSec: the run's timeout is nerve's own deadline (deadlines.h).
-  ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, record_.grace_usec,
+  ScopeSpec spec{record_.unit, scope_description(record_), req_.pid, holder_, record_.grace_usec,
                  req_.controls.slice, 0, req_.controls.unit_properties};
   job_deadline_ = deps_.timers.add_timer(kStartJobTimeout, [self = shared_from_this()] {
     self->job_deadline_ = 0;
@@ -118,13 +128,17 @@ void ContainOp::on_lookup(const Result<UnitState>& l) {
   record_.invocation_id = l->invocation_id;
   record_.cgroup = l->control_group;
   record_.cgroup_id = *cgroup_id;
+  if (auto leaves = make_leaves(*l); !leaves) return fail(error::ScopeFailed, leaves.error().message);
   log_run(spdlog::level::debug, record_, "membership checked; writing the running record");
   if (!save(RunState::Running)) return;
   fault_point("after-running");
+  if (!release()) return;
   log_run(spdlog::level::info, record_,
           "pid " + std::to_string(req_.pid) + " contained (cgroup " + record_.cgroup + ")", message_id::Launch);
+  holder_ = 0;  // in hold/: from now on the reap ends it, with the scope
   auto done = std::move(done_);
-  done(ContainReply{record_.unit, record_.invocation_id, record_.cgroup, record_.attempt});
+  // The caller's own cgroup, which it checks before it execs: run/ once the scope has its leaves.
+  done(ContainReply{record_.unit, record_.invocation_id, has_leaf(record_) ? record_.leaf : record_.cgroup, record_.attempt});
 }
 
 Result<std::uint64_t> ContainOp::check(const UnitState& u) {
@@ -149,8 +163,47 @@ Result<std::uint64_t> ContainOp::check(const UnitState& u) {
   return *id;
 }
 
+Result<void> ContainOp::make_leaves(const UnitState& u) {
+  if (!deps_.holders) return {};
+  auto not_started = [&](const std::string& why) {
+    return Error{error::ScopeFailed, why + "; the command of run " + quote_value(record_.run) +
+                                         " was not started, as its usage could not be read after it ends. "
+                                         "Check that the user manager delegates scopes (Delegate=yes) and try again"};
+  };
+  if (auto member = deps_.cgroups.member_of(holder_); !member || *member != u.control_group)
+    return not_started("the holder " + std::to_string(holder_) + " of scope " + record_.unit + " is in cgroup " +
+                       (member ? quote_value(*member) : std::string("(gone)")) + ", not in " + u.control_group);
+  auto leaves = deps_.cgroups.make_leaves(record_.cgroup, record_.cgroup_id, req_.pid, holder_);
+  if (!leaves) return not_started(leaves.error().message);
+  record_.leaf = leaf_of(record_.cgroup);
+  record_.leaf_id = leaves->run_id;
+  log_run(spdlog::level::debug, record_,
+          "leaves made; controllers for run/: " + (leaves->controllers.empty() ? "none" : leaves->controllers));
+  if (!leaves->controllers_error.empty())
+    log_run(spdlog::level::info, record_, "some controllers are not enabled for run/: " + leaves->controllers_error);
+  return {};
+}
+
+Result<void> ContainOp::release() {
+  // Lazy, as the running record: a crash of nerved keeps it (the page cache), a crash of the machine
+  // ends the run anyway. Without it a later nerved could not tell this run's end from one that never
+  // started, so the command does not start without it.
+  record_.released = true;
+  record_.updated_at = now_rfc3339();
+  if (auto saved = deps_.store.save(record_, Sync::Lazy); !saved) {
+    record_.released = false;
+    fail(error::RecordFailed, "cannot write the released record of run " + quote_value(record_.run) + ": " +
+                                  saved.error().message +
+                                  "; the command was not started. Free space or fix the permissions of the runs folder.");
+    return saved.error();
+  }
+  return {};
+}
+
 void ContainOp::fail(const char* name, std::string message) {
   log_run(spdlog::level::err, record_, message);
+  if (holder_) deps_.holders->kill(holder_);  // the scope must empty once the caller exits
+  holder_ = 0;
   // No stop here: the scope, if one was made, holds only the caller, which gets this error, does not
   // exec, and exits; systemd then collects the empty scope. The record keeps naming the unit, so a
   // later attempt or reap can still find it.

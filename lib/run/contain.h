@@ -2,14 +2,22 @@
 //
 // Write order (each step durable before the next):
 //   1. intent record: state "launching", attempt, unit name with its nonce, boot id, owner;
-//   2. StartTransientUnit(PIDs=[pid], KillMode=control-group, TimeoutStopUSec=grace), wait for the
-//      job's JobRemoved with result "done";
+//   2. start a holder (holder.h), then StartTransientUnit(PIDs=[pid, holder], Delegate=yes,
+//      KillMode=control-group, TimeoutStopUSec=grace), wait for the job's JobRemoved with result "done";
 //   3. read InvocationID, ControlGroup and ActiveState; check the pid's "0::" line in /proc/PID/cgroup
 //      is that cgroup and the unit is active (systemd can silently move a pid, systemd/systemd#26925,
-//      and a scope can briefly go inactive, systemd/systemd#36781); read the cgroup id;
-//   4. running record: invocation id, cgroup, cgroup id, state "running";
-//   5. reply. Only now does the caller exec its command.
-// If any step fails the caller gets a named error and does not exec, and the record says "failed".
+//      and a scope can briefly go inactive, systemd/systemd#36781); read the cgroup id; then make the
+//      scope's leaves (cgroups.h, make_leaves): the pid into run/, the holder into hold/, the
+//      controllers enabled;
+//   4. running record: invocation id, cgroup, cgroup id, leaf and its id, state "running",
+//      "released" false;
+//   5. the same record with "released" true (lazy, as the running one), then the reply. Only now does
+//      the caller exec its command. A nerved that dies between 4 and 5 leaves a running record that
+//      says its command never started (reconcile.h cleans that attempt; the run may be launched again).
+// If any step fails the caller gets a named error and does not exec, and the record says "failed"
+// (and the holder is killed). That includes the holder: one that cannot be started is
+// ContainmentUnavailable (nerve-hold missing), one that is not in the scope, or leaves that cannot be
+// made, ScopeFailed; a run never goes on without its leaf, whose figures its receipt needs.
 #pragma once
 
 #include "run/deps.h"
@@ -43,7 +51,7 @@ struct ContainRequest {
 struct ContainReply {
   std::string unit;
   std::string invocation_id;
-  std::string cgroup;
+  std::string cgroup;  // the cgroup the contained process is in: the run/ leaf when the scope has one
   unsigned attempt = 0;
 };
 
@@ -59,6 +67,11 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   void on_lookup(const Result<UnitState>& lookup);
   // The membership and identity checks of step 3: the cgroup's id when all hold, else what is wrong.
   Result<std::uint64_t> check(const UnitState& unit);
+  // Step 3's leaves (with holders: always in nerved): ScopeFailed when the holder is not in the scope
+  // or the leaves cannot be made.
+  Result<void> make_leaves(const UnitState& unit);
+  // Step 5's mark, just before the reply: the record says the caller may exec.
+  Result<void> release();
   void fail(const char* name, std::string message);
   bool refused_property(const Error& e) const;
   // The run's property (or slice) systemd's refusal MESSAGE names, as given; all of them when it names none.
@@ -78,6 +91,7 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   // The scope's lookup after its start job, asked again when it times out (a manager busy with
   // thousands of units; the scope itself is fine): kScopeLookupTries in all.
   int lookups_left_ = kScopeLookupTries;
+  pid_t holder_ = 0;  // the scope's holder, until it is known to be in hold/ (or killed)
 };
 
 }  // namespace nerve

@@ -4,6 +4,7 @@
 
 #include "system/cgroups.h"
 #include "system/event_loop.h"
+#include "system/holders.h"
 #include "system/owners.h"
 #include "record/run_store.h"
 #include "system/systemd.h"
@@ -21,6 +22,10 @@ struct Deps {
   std::string boot_id;
   // Why containment cannot work on this machine (e.g. no cgroup2), or "". Contain then refuses.
   std::string unavailable;
+  // The holders of scopes (holders.h). nerved always has them, and a contain that cannot have its
+  // holder and leaves refuses (contain.h). Null only in unit tests of the logic that predates leaves:
+  // their scopes get none and are reaped as records of before leaves are (reaper.h).
+  Holders* holders = nullptr;
 };
 
 }  // namespace nerve

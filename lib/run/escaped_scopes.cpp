@@ -50,7 +50,7 @@ bool ancestor_in_run(pid_t pid, const Record& record, Cgroups& cgroups) {
   if (record.cgroup.empty()) return false;
   auto p = proc_parent(pid);
   for (int i = 0; i < kMaxAncestors && p && *p > 1; ++i, p = proc_parent(*p))
-    if (cgroups.member_of(*p) == record.cgroup) return true;
+    if (auto member = cgroups.member_of(*p); member && within_run(record, *member)) return true;
   return false;
 }
 

@@ -12,7 +12,7 @@
 //     NERVE_RUN_ATTEMPT=<attempt> and INVOCATION_ID=<the invocation id of the scope that holds it>:
 //     `systemd-run --scope` sets INVOCATION_ID to its new scope's before it execs the command, so
 //     the run's own id is gone from exactly the processes this looks for, or
-//   - has an ancestor (by parent pid) that is still in the run's cgroup (as the escaped CMD's parent,
+//   - has an ancestor (by parent pid) that is still in the run's cgroup or below it (as the escaped CMD's parent,
 //     the shell that ran systemd-run, usually is).
 // The limit: a process that cleared its environment (env -i, or a program that builds its own) and
 // whose parent in the run is gone already (or that double-forked away from it) is not recognised.
@@ -37,7 +37,7 @@
 namespace nerve {
 
 // Whether 'pid', held by a scope whose invocation id is 'scope_invocation_id', is a process of the
-// run 'record' by the rules above (environ, or an ancestor in the run's cgroup). Reads /proc;
+// run 'record' by the rules above (environ, or an ancestor in or below the run's cgroup). Reads /proc;
 // 'cgroups' answers the memberships.
 bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id);
 

@@ -45,6 +45,7 @@ void Launches::relaunch(Record old, ContainRequest req, Done<ContainReply> done)
   // The engine recreated its client. The earlier attempt's scope must be gone first; it gets the new
   // launch's grace: the engine asking again decides how long it waits.
   owner_reaps_.unwatch(old.run);
+  exits_.unwatch(old.run);
   log_run(spdlog::level::info, old,
           "attempt is " + to_string(old.state) + "; reaping it before attempt " + std::to_string(old.attempt + 1));
   std::uint64_t grace = req.grace_usec;
@@ -52,6 +53,10 @@ void Launches::relaunch(Record old, ContainRequest req, Done<ContainReply> done)
     log_run(spdlog::level::info, old,
             "reaped before relaunch (cause " + to_string(r.cause.value_or(Cause::Relaunched)) +
                 "): " + to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")"));
+    // The ended attempt keeps its receipt (what it used, read after its last process ended).
+    if (r.outcome != Outcome::PendingRetry && r.outcome != Outcome::Refused)
+      if (auto saved = deps_.store.save_superseded_receipt(r); !saved)
+        log_run(spdlog::level::err, old, "cannot write the receipt of the relaunched attempt: " + saved.error().message);
     if (r.outcome == Outcome::PendingRetry)
       return done(Error{error::ScopeFailed, "attempt " + std::to_string(old.attempt) + " of run " +
                                                 quote_value(old.run) + " (" + old.unit + ") is not confirmed gone: " +
@@ -72,6 +77,7 @@ void Launches::attempt(ContainRequest req, unsigned number, Done<ContainReply> d
     if (auto rec = records_.load(run); rec && *rec) {
       owner_reaps_.watch(**rec);
       deadlines_.arm(**rec);
+      exits_.watch(**rec);
     } else
       spdlog::error("run {}: cannot read the record back to watch its owner: {}", run,
                     rec ? "it is gone" : rec.error().message);
@@ -81,6 +87,7 @@ void Launches::attempt(ContainRequest req, unsigned number, Done<ContainReply> d
 
 void Launches::clean_attempt(Record rec, std::function<void(Receipt)> done) {
   owner_reaps_.unwatch(rec.run);
+  exits_.unwatch(rec.run);
   ReapOp::start(deps_, rec, 0, Cause::Reaped, [this, rec, done](Receipt r) mutable {
     if (r.outcome != Outcome::PendingRetry && rec.state != RunState::Failed) {
       if (auto marked = records_.transition(rec, RunState::Failed); !marked)

@@ -8,7 +8,7 @@
 // - No record: attempt 1 (contain.h). A record of an earlier attempt: the engine recreated its
 //   client; that attempt's scope is reaped first (not a final reap, no fence), with the new launch's
 //   grace, and attempt N+1 starts only once it is confirmed gone (else ScopeFailed, nothing started).
-// - Once running, the run's owner is watched (owner_reaps.h).
+// - Once running, the run's owner is watched (owner_reaps.h), and so is its leaf (exit_watch.h).
 // - abandon: an attempt whose command never ran (exec failed) has its scope reaped and its record
 //   marked failed, without the fence, so the run may be launched again.
 #pragma once
@@ -16,6 +16,7 @@
 #include "run/contain.h"
 #include "run/deadlines.h"
 #include "run/deps.h"
+#include "run/exit_watch.h"
 #include "run/owner_reaps.h"
 #include "run/quarantine.h"
 #include "run/reaper.h"
@@ -32,8 +33,9 @@ Error run_finished(const Record& record);
 
 class Launches {
  public:
-  Launches(Deps& deps, Quarantine& quarantine, OwnerReaps& owner_reaps, Deadlines& deadlines)
-      : deps_(deps), records_(deps.store), quarantine_(quarantine), owner_reaps_(owner_reaps), deadlines_(deadlines) {}
+  Launches(Deps& deps, Quarantine& quarantine, OwnerReaps& owner_reaps, Deadlines& deadlines, ExitWatch& exits)
+      : deps_(deps), records_(deps.store), quarantine_(quarantine), owner_reaps_(owner_reaps), deadlines_(deadlines),
+        exits_(exits) {}
 
   // With the run's slot held. req.run must be valid and req.pid set from the caller's credentials.
   void contain(ContainRequest req, Done<ContainReply> done);
@@ -53,6 +55,7 @@ class Launches {
   Quarantine& quarantine_;
   OwnerReaps& owner_reaps_;
   Deadlines& deadlines_;
+  ExitWatch& exits_;
   bool manager_answered_ = false;  // since the last failed launch
 };
 

@@ -23,8 +23,13 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
                      reap_in_background(run, "reap after owner exit", Cause::OwnerGone, attempt);
                    }),
       deadlines_(deps_.timers, [this](const std::string& run) { reap_in_background(run, "timeout reap", Cause::Timeout); }),
-      launches_(deps_, quarantine_, owner_reaps_, deadlines_),
-      reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_, deadlines_),
+      exits_(deps_.cgroups,
+             [this](const std::string& run, unsigned attempt) {
+               if (reaps_.active_cause(run)) return;  // its reap is under way: that is what emptied run/
+               reap_in_background(run, "reap after its processes ended", Cause::Exited, attempt);
+             }),
+      launches_(deps_, quarantine_, owner_reaps_, deadlines_, exits_),
+      reconciler_(deps_, queue_, quarantine_, reaps_, owner_reaps_, launches_, deadlines_, exits_),
       queries_(deps_),
       nested_(deps_) {
   // Every final reap, also one the reconciliation finishes after a restart, reaps the run's children

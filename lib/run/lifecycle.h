@@ -9,6 +9,7 @@
 
 #include "run/deadlines.h"
 #include "run/deps.h"
+#include "run/exit_watch.h"
 #include "run/final_reap.h"
 #include "run/launches.h"
 #include "run/nested_runs.h"
@@ -89,6 +90,7 @@ class Lifecycle {
   FinalReaps reaps_;
   OwnerReaps owner_reaps_;
   Deadlines deadlines_;
+  ExitWatch exits_;
   Launches launches_;
   Reconciler reconciler_;
   RunQueries queries_;

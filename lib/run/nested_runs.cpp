@@ -20,18 +20,25 @@ std::string NestedRuns::run_of_cgroup(const std::string& cgroup) {
 
 Result<std::string> NestedRuns::adopt(pid_t caller, const std::string& run) {
   auto cgroup = deps_.cgroups.member_of(caller);
-  std::string parent = cgroup ? run_of_cgroup(*cgroup) : "";
-  if (parent.empty() || parent == run) return std::string();
-  auto rec = records_.load(parent);
-  // A scope of that name that is not the recorded run's cgroup is not a run of ours.
-  if (!rec || !*rec || (*rec)->cgroup != *cgroup) return std::string();
-  if (is_final((*rec)->state))
-    return Error{error::RunFinished, "the caller is inside run " + quote_value(parent) + ", which is " +
-                                         to_string((*rec)->state) + "; run " + quote_value(run) +
-                                         " cannot start as its child"};
-  load_once();
-  children_[parent].insert(run);
-  return parent;
+  if (!cgroup) return std::string();
+  // The caller belongs to the run whose scope is on its cgroup's path at any depth: in the scope, in
+  // its run/ leaf, or in any cgroup a process of the run made below them. From the deepest part up.
+  for (std::string path = *cgroup; path.size() > 1 && path.front() == '/'; path.resize(path.rfind('/'))) {
+    std::string parent = run_of_cgroup(path);
+    if (parent == run) return std::string();
+    if (parent.empty()) continue;
+    auto rec = records_.load(parent);
+    // A scope of that name that is not the recorded run's cgroup is not a run of ours.
+    if (!rec || !*rec || (*rec)->cgroup != path) continue;
+    if (is_final((*rec)->state))
+      return Error{error::RunFinished, "the caller is inside run " + quote_value(parent) + ", which is " +
+                                           to_string((*rec)->state) + "; run " + quote_value(run) +
+                                           " cannot start as its child"};
+    load_once();
+    children_[parent].insert(run);
+    return parent;
+  }
+  return std::string();
 }
 
 std::vector<std::string> NestedRuns::take_children(const std::string& run) {

@@ -7,8 +7,9 @@
 // A nerved that dies anywhere in a nested reap leaves the parent fenced: the reconciliation of the
 // next one finishes its reap, children first (a fenced child's own line reaps it).
 //
-// NestedRuns finds the parent from the caller's cgroup (a scope named nerve-RUN-NONCE.scope whose
-// record names that very cgroup) and keeps an index parent -> children in memory, loaded from the
+// NestedRuns finds the parent from the caller's cgroup by ancestry: the deepest cgroup on its path
+// that is a scope named nerve-RUN-NONCE.scope whose record names that very cgroup (so a caller in the
+// run's run/ leaf, or in any cgroup a process of the run made below, is inside that run) and keeps an index parent -> children in memory, loaded from the
 // records on first use (so it holds after a restart) and updated at each Contain.
 #pragma once
 
@@ -29,7 +30,7 @@ class NestedRuns {
  public:
   explicit NestedRuns(Deps& deps) : deps_(deps), records_(deps.store) {}
 
-  // The run whose scope 'caller' is in ("" for none, or for 'run' itself); error RunFinished naming
+  // The run whose scope 'caller' is in, at any depth below it ("" for none, or for 'run' itself); error RunFinished naming
   // the parent when that run is final. Records 'run' as its child.
   Result<std::string> adopt(pid_t caller, const std::string& run);
   // The children of 'run' recorded so far, taken out of the index (each is reaped once).

@@ -72,6 +72,11 @@ void ReapOp::decided(const Result<UnitState>& lookup) {
 
 void ReapOp::decide(const Result<UnitState>& lookup) {
   cgroup_ = record_.cgroup.empty() && lookup ? lookup->control_group : record_.cgroup;
+  if (!has_leaf(record_) && record_.state == RunState::Launching && !cgroup_.empty()) {
+    // nerved died between the leaves and the running record: the scope has them all the same.
+    if (auto id = deps_.cgroups.id(leaf_of(cgroup_))) record_.leaf = leaf_of(cgroup_), record_.leaf_id = *id;
+  }
+  if (has_leaf(record_)) leaf_ = record_.leaf;
   std::optional<std::uint64_t> live_id;
   if (!cgroup_.empty()) live_id = deps_.cgroups.id(cgroup_);
   ReapDecision d = decide_reap(record_, deps_.boot_id, lookup, live_id);
@@ -81,10 +86,9 @@ void ReapOp::decide(const Result<UnitState>& lookup) {
     case ReapAction::Refuse: return finish(Outcome::Refused, d.reason);
     case ReapAction::KillCgroup: {
       signalled_ = Signalled::ByCgroupKill;  // the unit is unknown to systemd: nothing to stop
-      watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+      watch_cgroups();
       snapshot(false);
-      advance(Phase::Killing);
-      deps_.cgroups.kill_if(cgroup_, record_.cgroup_id);
+      kill_run();
       timers_.push_back(deps_.timers.add_timer(kKillWait, guarded(&ReapOp::on_grace_over)));
       return check_empty();
     }
@@ -95,7 +99,7 @@ void ReapOp::decide(const Result<UnitState>& lookup) {
 void ReapOp::stop_scope() {
   // Watch before anything can change, so no event falls between the watch and the first read.
   if (!cgroup_.empty()) {
-    watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+    watch_cgroups();
     snapshot(false);
     // A frozen process handles no TERM until thawed: thaw first (writing 0 to a thawed cgroup is a no-op).
     if (deps_.cgroups.thaw_if(cgroup_, record_.cgroup_id)) log_run(spdlog::level::debug, record_, "thawed " + cgroup_);
@@ -109,7 +113,7 @@ void ReapOp::stop_scope() {
   timers_.push_back(deps_.timers.add_timer(grace + kCgroupKillAfter, [self] {
     if (self->finished() || self->cgroup_.empty()) return;
     self->shielded("cgroup.kill", [&] {
-      if (self->populated()) self->kill_cgroup();
+      if (self->run_populated()) self->kill_run();
     });
   }));
   timers_.push_back(deps_.timers.add_timer(grace + kKillWait, guarded(&ReapOp::on_grace_over)));
@@ -117,10 +121,17 @@ void ReapOp::stop_scope() {
 }
 
 void ReapOp::on_grace() {
-  if (!populated()) return;
+  if (!run_populated()) return;
   advance(Phase::Killing);
   log_run(spdlog::level::info, record_, "processes left after the grace, sending SIGKILL");
-  kill_unit(SIGKILL);
+  // With a leaf, only the run's processes: the holder keeps the scope until run/ is read.
+  if (leaf_.empty() || !deps_.cgroups.kill_if(leaf_, record_.leaf_id)) kill_unit(SIGKILL);
+}
+
+void ReapOp::watch_cgroups() {
+  // Watch before anything can change, so no event falls between the watch and the first read.
+  watch_ = deps_.cgroups.watch(cgroup_, guarded(&ReapOp::check_empty));
+  if (!leaf_.empty()) leaf_watch_ = deps_.cgroups.watch(leaf_, guarded(&ReapOp::check_empty));
 }
 
 void ReapOp::send_stop() {
@@ -132,6 +143,9 @@ void ReapOp::send_stop() {
   // Without a known cgroup (a start job may still be pending: nerved died right after asking for the
   // scope), only StopUnit is sure: it replaces the start job, and its own job tells when it is over.
   bool stop_unit = cgroup_.empty() || (signal_ == 0 && grace_usec_ < record_.grace_usec);
+  // The run's processes have all ended already (a run that ended by itself): nothing to signal;
+  // check_empty ends the scope and then stops the unit.
+  if (!leaf_.empty() && !run_populated()) return void(signalled_ = Signalled::NotNeeded);
   signalled_ = stop_unit ? Signalled::ByStopUnit : Signalled::ByKillUnit;
   if (!stop_unit) return kill_unit(signal_ ? signal_ : SIGTERM);
   deps_.systemd.stop_unit(record_.unit, [self = shared_from_this()](Result<void> job) {
@@ -160,24 +174,40 @@ void ReapOp::kill_unit(int signo) {
   });
 }
 
-void ReapOp::kill_cgroup() {
+void ReapOp::kill_run() {
   advance(Phase::Killing);
-  if (deps_.cgroups.kill_if(cgroup_, record_.cgroup_id))
-    log_run(spdlog::level::info, record_, "wrote cgroup.kill in " + cgroup_);
+  const std::string& target = leaf_.empty() ? cgroup_ : leaf_;
+  if (deps_.cgroups.kill_if(target, leaf_.empty() ? record_.cgroup_id : record_.leaf_id))
+    log_run(spdlog::level::info, record_, "wrote cgroup.kill in " + target);
   else
-    log_run(spdlog::level::warn, record_, "cgroup.kill not written (cgroup " + cgroup_ + " gone, replaced or unsupported)");
+    log_run(spdlog::level::warn, record_, "cgroup.kill not written (cgroup " + target + " gone, replaced or unsupported)");
+}
+
+void ReapOp::end_scope() {
+  // run/ is empty and read: the holder (and any process that moved itself elsewhere in the scope)
+  // goes with the whole scope, so that it empties and systemd removes it.
+  leaf_emptied_ = true;
+  if (deps_.cgroups.kill_if(cgroup_, record_.cgroup_id)) return;
+  log_run(spdlog::level::warn, record_, "cgroup.kill not written in " + cgroup_ + "; KillUnit(SIGKILL) ends the holder");
+  kill_unit(SIGKILL);
 }
 
 void ReapOp::check_empty() {
   if (finished() || cgroup_.empty()) return;
   // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
+  if (!leaf_.empty() && !leaf_emptied_) {
+    auto run = deps_.cgroups.populated(leaf_);
+    snapshot(run && !*run);
+    if (!run || *run) return;
+    end_scope();
+  }
   auto populated = deps_.cgroups.populated(cgroup_);
-  snapshot(populated && !*populated);
+  if (leaf_.empty()) snapshot(populated && !*populated);
   if (!populated || *populated) return;
-  if (signalled_ == Signalled::ByKillUnit) {
-    // Signalled with KillUnit: the cgroup is empty now. Stop the unit too, so that a scope systemd
-    // never saw become empty (e.g. its process died before it was moved in) cannot stay active.
-    // finish() comes next, so this is sent once.
+  if (signalled_ == Signalled::ByKillUnit || signalled_ == Signalled::NotNeeded) {
+    // Signalled with KillUnit (or not at all): the cgroup is empty now. Stop the unit too, so that a
+    // scope systemd never saw become empty (e.g. its process died before it was moved in) cannot stay
+    // active. finish() comes next, so this is sent once.
     deps_.systemd.stop_unit(record_.unit, [](Result<void>) {});
   }
   finish(Outcome::Complete, "");
@@ -185,8 +215,10 @@ void ReapOp::check_empty() {
 
 void ReapOp::snapshot(bool after_empty) {
   if (cgroup_.empty()) return;
-  // systemd removes the folder soon after it empties: a failed read keeps the last snapshot.
-  if (auto u = deps_.cgroups.usage(cgroup_, record_.cgroup_id)) {
+  // With a leaf, the run's figures are in run/, which the holder keeps until they are read. Without
+  // one, systemd removes the folder soon after it empties: a failed read keeps the last snapshot.
+  bool leaf = !leaf_.empty();
+  if (auto u = deps_.cgroups.usage(leaf ? leaf_ : cgroup_, leaf ? record_.leaf_id : record_.cgroup_id)) {
     usage_ = std::move(u);
     usage_final_ = after_empty;
   }
@@ -196,6 +228,12 @@ bool ReapOp::populated() {
   // Without a known cgroup nothing can be confirmed empty: take it as populated.
   if (cgroup_.empty()) return true;
   auto populated = deps_.cgroups.populated(cgroup_);
+  return !populated || *populated;
+}
+
+bool ReapOp::run_populated() {
+  if (leaf_.empty() || leaf_emptied_) return !leaf_emptied_ && populated();
+  auto populated = deps_.cgroups.populated(leaf_);
   return !populated || *populated;
 }
 
@@ -218,6 +256,7 @@ void ReapOp::finish(Outcome outcome, std::string error) {
   auto self = shared_from_this();  // the timers and the watch below may hold the last other references
   for (auto t : timers_) deps_.timers.cancel_timer(t);
   deps_.cgroups.unwatch(watch_);
+  if (leaf_watch_ >= 0) deps_.cgroups.unwatch(leaf_watch_);
   Receipt r;
   r.run = record_.run;
   r.attempt = record_.attempt;

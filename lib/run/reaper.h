@@ -8,16 +8,32 @@
 // cancellation sends its own signal with KillUnit. Once the cgroup is empty after a KillUnit, the unit
 // is stopped too, so no empty scope stays active. Then wait on events: the cgroup becoming
 // empty ("populated 0", or the folder gone) ends the reap as complete. If processes remain when the
-// grace is over, nerved itself sends KillUnit(all, SIGKILL) (so the receipt's "killed" is exact); one
-// second later, cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait
-// after the grace, the reap ends as pending_retry and names the pids left. Nothing sleeps; every
-// wait is a watch, a timer or a systemd call's completion.
+// grace is over, nerved itself sends SIGKILL (so the receipt's "killed" is exact); one second later,
+// cgroup.kill through a checked folder fd; if the cgroup is still not empty kKillWait after the grace,
+// the reap ends as pending_retry and names the pids left. Nothing sleeps; every wait is a watch, a
+// timer or a systemd call's completion.
+//
+// A record with a leaf (record.h: the run's processes in <scope>/run, the scope kept by a holder in
+// <scope>/hold, holder.h) is reaped in two steps. First the run's processes: the signals above go to
+// the whole scope (the holder ignores them all), a run/ that is already empty gets none, and the
+// SIGKILL at the end of the grace is cgroup.kill of run/ through its checked fd (KillUnit(SIGKILL)
+// only if that cannot be written), so the holder outlives them; "the run's processes remain" is
+// run/'s "populated". When run/ is empty its figures are read (usage_final) and then the whole scope
+// is ended with cgroup.kill through its checked fd (the holder, and any process that moved itself
+// elsewhere in the scope); the scope's "populated 0" or its folder gone is the proof, as without a
+// leaf; then the unit is stopped. StopUnit's own SIGKILL (systemd's, TimeoutStopUSec after it) only
+// ever comes after nerved's: StopUnit is sent only for a grace shorter than TimeoutStopUSec.
+// A launching record whose scope has run/ (nerved died between the leaves and the running record)
+// is reaped as one with that leaf. A record without a leaf (made before leaves; a contain without
+// its holder and leaves refuses, contain.h) is reaped as above, on its scope.
+//
 // A frozen cgroup (Freeze) handles no signal but SIGKILL: the reap first thaws it (cgroup.freeze 0
-// through the checked folder fd). What the run used (usage.h) is read through the same checked fd
-// when the reap starts and on every cgroup.events change; the receipt keeps the last snapshot read,
-// and says whether it was read after the cgroup emptied (usage_final). Its cause is the one given,
-// or oom instead of exited / owner_gone when the snapshot counts an OOM kill. The op lives as long as one of its
-// callbacks is pending (each holds it); finish() cancels its timers and watch.
+// through the checked folder fd). What the run used (usage.h) is read through the same kind of checked
+// fd (of run/ with a leaf, else of the scope) when the reap starts and on every cgroup.events change;
+// the receipt keeps the last snapshot read, and says whether it was read after the run's cgroup
+// emptied (usage_final). Its cause is the one given, or oom instead of exited / owner_gone when the
+// snapshot counts an OOM kill. The op lives as long as one of its callbacks is pending (each holds
+// it); finish() cancels its timers and watches.
 #pragma once
 
 #include "base/defaults.h"
@@ -65,11 +81,18 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void send_stop();
   void on_stop_job(const Result<void>& job);
   void kill_unit(int signo);
-  void kill_cgroup();
+  // cgroup.kill of run/ (with a leaf), else of the scope.
+  void kill_run();
+  // run/ is empty: cgroup.kill of the whole scope (the holder).
+  void end_scope();
+  void watch_cgroups();
   void decide_and_act();
   void check_empty();
   void snapshot(bool after_empty);
+  // Whether the scope's cgroup holds processes (taken as yes when unknown or unreadable).
   bool populated();
+  // Whether the run's processes remain: run/ with a leaf (until it has emptied once), else the scope.
+  bool run_populated();
   void on_grace_over();
   void finish(Outcome outcome, std::string error);
   void decide(const Result<UnitState>& lookup);
@@ -91,7 +114,10 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   bool usage_final_ = false;
   Clock::time_point started_;
   std::string cgroup_;
+  std::string leaf_;           // run/ of the scope, for a record with a leaf; "" otherwise
+  bool leaf_emptied_ = false;  // run/ was seen empty (and read): the scope has been killed since
   int watch_ = -1;
+  int leaf_watch_ = -1;
   std::vector<TimerId> timers_;
 
   // Where the reap is; it only moves forward (advance). Stopping: deciding, then the stop sent and
@@ -99,8 +125,10 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   // receipt given; every callback that comes later does nothing.
   enum class Phase { Stopping, Killing, Finished };
   // How the decision ended the scope: StopUnit (sent, nothing more for the unit), KillUnit (the unit is
-  // stopped too once its cgroup is empty), or cgroup.kill alone (the unit is unknown to systemd).
-  enum class Signalled { ByStopUnit, ByKillUnit, ByCgroupKill };
+  // stopped too once its cgroup is empty), cgroup.kill alone (the unit is unknown to systemd), or not
+  // at all (a leaf whose run/ had emptied already: the scope is ended, then the unit stopped, as after
+  // KillUnit).
+  enum class Signalled { ByStopUnit, ByKillUnit, ByCgroupKill, NotNeeded };
   void advance(Phase to) {
     if (to > phase_) phase_ = to;
   }

@@ -108,8 +108,14 @@ void Reconciler::one(const std::string& run, std::function<void(ReconcileLine)> 
 
 void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done) {
   const std::string run = rec.run;
-  if (rec.state == RunState::Running) {
+  if (rec.state == RunState::Running && rec.released) {
+    if (has_leaf(rec)) {
+      auto populated = deps_.cgroups.populated(rec.leaf);
+      if (populated && !*populated)
+        return reap(std::move(rec), "its processes ended while nerved was not watching", done, Cause::Exited);
+    }
     deadlines_.arm(rec);  // a deadline passed while nerved was down fires at once
+    exits_.watch(rec);
     if (rec.reap_on_exit && launched_) launched_(rec);  // its reap on exit comes after this line
     // A run without a known owner is treated like --keep: only an explicit reap ends it.
     if (!OwnerReaps::owned(rec))
@@ -118,17 +124,18 @@ void Reconciler::unfinished(Record rec, std::function<void(ReconcileLine)> done)
     owner_reaps_.watch(rec);
     return done({run, ReconcileAction::Adopted, describe(rec.owner) + " is alive; watching it"});
   }
-  // launching or failed, owner alive: that attempt never ran its command. Clean its scope, if any, but
-  // do not fence: the engine may launch the run again.
+  // launching, failed, or running but never released (nerved died before it told the caller to exec),
+  // owner alive: that attempt never ran its command. Clean its scope, if any, but do not fence: the
+  // engine may launch the run again.
   launches_.clean_attempt(rec, [done, run, attempt = rec.attempt](Receipt r) {
     done({run, ReconcileAction::Cleaned, "attempt " + std::to_string(attempt) + " never started its command: " +
                                              to_string(r.outcome) + (r.error.empty() ? "" : " (" + r.error + ")")});
   });
 }
 
-void Reconciler::reap(Record record, std::string why, std::function<void(ReconcileLine)> done) {
+void Reconciler::reap(Record record, std::string why, std::function<void(ReconcileLine)> done, Cause cause) {
   std::string run = record.run;
-  reaps_.reap_record(std::move(record), 0, 0, Cause::Reconciled, [done, run, why](Result<Receipt> r) {
+  reaps_.reap_record(std::move(record), 0, 0, cause, [done, run, why](Result<Receipt> r) {
     if (!r) return done({run, ReconcileAction::Reaped, why + "; " + r.error().message});
     done({run, ReconcileAction::Reaped,
           why + ": " + to_string(r->outcome) + (r->error.empty() ? "" : " (" + r->error + ")")});

@@ -5,14 +5,19 @@
 //
 // For each run, in order: unreadable record: quarantined (quarantine.h); reaped: final; reaping: its
 // reap is finished; another boot: reaped (no_scope, nothing signalled); owner gone (and not kept):
-// reaped; running with a live owner: adopted (its owner watched again), or kept when launched with
-// --keep or without a known owner (either way a Launch'd command with reap_on_exit is watched again); launching or failed with a live owner: that attempt never ran its
-// command, so its scope is cleaned, without the fence (the engine may launch the run again).
+// reaped; running and released (contain.h), with a leaf that is empty (its processes ended while
+// nerved was down; the holder kept the figures): reaped with cause exited; running and released with
+// a live owner: adopted (its owner watched again), or kept when launched with --keep or without a
+// known owner (either way its leaf is watched again, exit_watch.h, and a Launch'd command with
+// reap_on_exit is watched again); launching, failed, or running but never released (nerved died
+// before its reply), with a live owner: that attempt never ran its command, so its scope is cleaned,
+// without the fence (the engine may launch the run again).
 #pragma once
 
 #include "base/defaults.h"
 #include "base/string_table.h"
 #include "run/deps.h"
+#include "run/exit_watch.h"
 #include "run/final_reap.h"
 #include "run/launches.h"
 #include "run/owner_reaps.h"
@@ -51,9 +56,9 @@ struct ReconcileLine {
 class Reconciler {
  public:
   Reconciler(Deps& deps, RunQueue& queue, Quarantine& quarantine, FinalReaps& reaps, OwnerReaps& owner_reaps,
-             Launches& launches, Deadlines& deadlines)
+             Launches& launches, Deadlines& deadlines, ExitWatch& exits)
       : deps_(deps), queue_(queue), quarantine_(quarantine), reaps_(reaps), owner_reaps_(owner_reaps),
-        launches_(launches), deadlines_(deadlines) {}
+        launches_(launches), deadlines_(deadlines), exits_(exits) {}
 
   // One pass over every run; 'done' gets its lines once every run's line is in.
   void pass(std::function<void(std::vector<ReconcileLine>)> done);
@@ -73,7 +78,7 @@ class Reconciler {
   // after 'delay' (doubling up to kRetryMax while it stays unreadable).
   void again_later(const std::string& run, Clock::duration delay);
   void unfinished(Record record, std::function<void(ReconcileLine)> done);
-  void reap(Record record, std::string why, std::function<void(ReconcileLine)> done);
+  void reap(Record record, std::string why, std::function<void(ReconcileLine)> done, Cause cause = Cause::Reconciled);
 
   Deps& deps_;
   RunQueue& queue_;
@@ -82,6 +87,7 @@ class Reconciler {
   OwnerReaps& owner_reaps_;
   Launches& launches_;
   Deadlines& deadlines_;
+  ExitWatch& exits_;
   std::function<void(const Record&)> launched_;
   std::deque<std::function<void()>> paced_;
 };

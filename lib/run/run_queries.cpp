@@ -27,7 +27,7 @@ Tree add_cgroup_state(const Record& record, Cgroups& cgroups, json& live) {
   auto populated = cgroups.populated(record.cgroup);
   if (ours) {
     live["populated"] = !populated || *populated;  // unreadable is not known to be empty
-    live["pids"] = cgroups.pids(record.cgroup);
+    live["pids"] = cgroups.pids(has_leaf(record) ? record.leaf : record.cgroup);  // the run's processes, not its holder
   }
   if (!populated) return {Tree::Unreadable};
   return {Tree::Found, ours, *populated};
@@ -72,6 +72,12 @@ void RunQueries::status_json(const std::string& run, Done<std::string> done) {
     out["receipt_error"] = r.error().message;
   else if (*r)
     out["receipt"] = json::parse(to_json_text(**r));
+  // The receipts of earlier attempts that a relaunch ended; absent when there are none.
+  if (auto earlier = deps_.store.superseded_receipts(run); earlier && !earlier->empty()) {
+    json list = json::array();
+    for (const auto& e : *earlier) list.push_back(json::parse(to_json_text(e)));
+    out["superseded_receipts"] = list;
+  }
   json live = {{"known", false}, {"active_state", ""}, {"ours", false}, {"populated", false},
                {"pids", json::array()},  {"source", "none"}};
   if (record->boot_id != deps_.boot_id || record->unit.empty()) {

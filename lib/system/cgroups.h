@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "base/usage.h"
+#include "record/record.h"
 
 #include <sys/types.h>
 
@@ -21,6 +22,13 @@
 #include <vector>
 
 namespace nerve {
+
+// The two leaves of a scope that has a holder (kRunLeaf, kHoldLeaf: record.h).
+struct Leaves {
+  std::uint64_t run_id = 0;       // the cgroup id of <scope>/run
+  std::string controllers;        // the controllers enabled for the leaves ("" none), e.g. "memory pids"
+  std::string controllers_error;  // why some the scope offers could not be enabled, or ""
+};
 
 class Cgroups {
  public:
@@ -43,7 +51,17 @@ class Cgroups {
   virtual bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) = 0;
   // "frozen" of cgroup.events: the cgroup is frozen (false when gone or unreadable).
   virtual bool frozen(const std::string& cgroup) = 0;
-  // 'changed' runs on every change of cgroup.events and when the folder goes. -1: already gone.
+  // Makes the leaves run/ and hold/ in 'cgroup' through its folder fd checked to be 'expected_id',
+  // moves 'holder' into hold/ and then 'pid' into run/ (so the scope's own folder holds no process,
+  // as the kernel wants before it enables a controller below it), then enables in the scope's
+  // cgroup.subtree_control the controllers its cgroup.controllers offers (best effort: what failed is
+  // in Leaves::controllers_error). Error nerve.Cgroup.LeavesFailed naming the step that failed.
+  virtual Result<Leaves> make_leaves(const std::string& cgroup, std::uint64_t expected_id, pid_t pid, pid_t holder) {
+    (void)cgroup, (void)expected_id, (void)pid, (void)holder;
+    return Error{"nerve.Cgroup.LeavesFailed", "leaves are not supported here"};
+  }
+  // 'changed' runs on every change of cgroup.events and when the folder goes. -1: already gone. The
+  // same cgroup may be watched more than once: each watch has its own handle.
   virtual int watch(const std::string& cgroup, std::function<void()> changed) = 0;
   virtual void unwatch(int handle) = 0;
   // The cgroup2 membership ("0::" line of /proc/PID/cgroup) of 'pid', or nullopt.

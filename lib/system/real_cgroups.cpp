@@ -69,6 +69,7 @@ class CgroupDir {
   }
 
   std::uint64_t id() const { return id_; }
+  int fd() const { return fd_.get(); }
 
   // A folder removed meanwhile reads as not populated (a cgroup folder can only be removed when empty).
   bool populated() const { return event_is_one("populated"); }
@@ -193,15 +194,89 @@ std::optional<Usage> RealCgroups::usage(const std::string& cgroup, std::uint64_t
 
 int RealCgroups::watch(const std::string& cgroup, std::function<void()> changed) {
   std::string file = join(root_, cgroup) + "/cgroup.events";
+  // inotify gives the same watch descriptor to every watch of one file: the handles share it.
   int wd = ::inotify_add_watch(inotify_.get(), file.c_str(), IN_MODIFY | IN_DELETE_SELF);
   if (wd < 0) return -1;
-  watches_[wd] = std::move(changed);
-  return wd;
+  int handle = next_handle_++;
+  watches_[handle] = {wd, std::move(changed)};
+  by_wd_[wd].push_back(handle);
+  return handle;
 }
 
 void RealCgroups::unwatch(int handle) {
-  if (handle < 0) return;
-  if (watches_.erase(handle)) ::inotify_rm_watch(inotify_.get(), handle);
+  auto it = watches_.find(handle);
+  if (handle < 0 || it == watches_.end()) return;
+  int wd = it->second.wd;
+  watches_.erase(it);
+  auto& handles = by_wd_[wd];
+  std::erase(handles, handle);
+  if (!handles.empty()) return;
+  by_wd_.erase(wd);
+  ::inotify_rm_watch(inotify_.get(), wd);
+}
+
+namespace {
+Error leaves_failed(const std::string& cgroup, const std::string& step, int err) {
+  return Error{"nerve.Cgroup.LeavesFailed",
+               "cannot " + step + " in cgroup " + cgroup + ": " + std::error_code(err, std::generic_category()).message()};
+}
+
+bool write_text_at(int dirfd, const std::string& file, const std::string& text) {
+  int fd = ::openat(dirfd, file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Fd owned(fd);
+  return ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+// Enables for the leaves every controller the scope offers: all at once, else one by one (a controller
+// the kernel refuses to enable must not keep the others out).
+void enable_controllers(const CgroupDir& scope, const std::string& shown, Leaves& out) {
+  std::optional<std::string> offered;
+  try {
+    offered = read_file_at(scope.fd(), "cgroup.controllers", shown + "/cgroup.controllers");
+  } catch (const FsError& e) {
+    out.controllers_error = e.what();
+    return;
+  }
+  std::istringstream in(offered.value_or(""));
+  std::vector<std::string> names;
+  std::string all;
+  for (std::string c; in >> c;) names.push_back(c), all += (all.empty() ? "+" : " +") + c;
+  if (names.empty()) return;
+  if (write_text_at(scope.fd(), "cgroup.subtree_control", all)) {
+    for (const auto& c : names) out.controllers += (out.controllers.empty() ? "" : " ") + c;
+    return;
+  }
+  for (const auto& c : names) {
+    if (write_text_at(scope.fd(), "cgroup.subtree_control", "+" + c))
+      out.controllers += (out.controllers.empty() ? "" : " ") + c;
+    else
+      out.controllers_error += (out.controllers_error.empty() ? "not enabled: " : ", ") + c + " (" +
+                               std::error_code(errno, std::generic_category()).message() + ")";
+  }
+}
+}  // namespace
+
+Result<Leaves> RealCgroups::make_leaves(const std::string& cgroup, std::uint64_t expected_id, pid_t pid, pid_t holder) {
+  std::optional<CgroupDir> scope;
+  try {
+    scope = CgroupDir::open(root_, cgroup);
+  } catch (const FsError& e) {
+    return Error{"nerve.Cgroup.LeavesFailed", e.what()};
+  }
+  if (!scope || scope->id() != expected_id) return leaves_failed(cgroup, "find the scope's folder", ENOENT);
+  for (const char* leaf : {kHoldLeaf, kRunLeaf})
+    if (::mkdirat(scope->fd(), leaf, 0755) < 0 && errno != EEXIST) return leaves_failed(cgroup, std::string("make ") + leaf + "/", errno);
+  if (!write_text_at(scope->fd(), std::string(kHoldLeaf) + "/cgroup.procs", std::to_string(holder)))
+    return leaves_failed(cgroup, "move the holder " + std::to_string(holder) + " into hold/", errno);
+  if (!write_text_at(scope->fd(), std::string(kRunLeaf) + "/cgroup.procs", std::to_string(pid)))
+    return leaves_failed(cgroup, "move process " + std::to_string(pid) + " into run/", errno);
+  struct stat st {};
+  if (::fstatat(scope->fd(), kRunLeaf, &st, AT_SYMLINK_NOFOLLOW) < 0) return leaves_failed(cgroup, "stat run/", errno);
+  Leaves out;
+  out.run_id = st.st_ino;
+  enable_controllers(*scope, join(root_, cgroup), out);
+  return out;
 }
 
 std::optional<std::string> RealCgroups::member_of(pid_t pid) { return proc_cgroup(pid); }
@@ -209,32 +284,38 @@ std::optional<std::uint64_t> RealCgroups::start_time(pid_t pid) { return proc_st
 
 void RealCgroups::on_inotify() {
   alignas(inotify_event) char buf[4096];
-  std::vector<int> fired;
+  std::vector<std::pair<int, bool>> fired;  // wd, and whether the kernel dropped it (folder gone)
   for (;;) {
     ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
     if (n <= 0) break;
     for (char* p = buf; p < buf + n;) {
       auto* ev = reinterpret_cast<inotify_event*>(p);
-      fired.push_back(ev->wd);
-      if (ev->mask & IN_IGNORED) fired.push_back(-ev->wd - 1);  // mark: the kernel dropped it
+      fired.emplace_back(ev->wd, (ev->mask & IN_IGNORED) != 0);
       p += sizeof(inotify_event) + ev->len;
     }
   }
-  for (int wd : fired) {
-    if (wd < 0) {
-      // The watch is gone with its folder; call once more so the owner sees the removal.
-      int real = -wd - 1;
-      auto it = watches_.find(real);
-      if (it == watches_.end()) continue;
-      auto fn = std::move(it->second);
-      watches_.erase(it);
-      fn();
+  for (auto [wd, dropped] : fired) {
+    auto it = by_wd_.find(wd);
+    if (it == by_wd_.end()) continue;
+    std::vector<int> handles = it->second;  // a callback may unwatch (or watch) meanwhile
+    if (dropped) {
+      // The watch is gone with its folder: each owner is called once more, to see the removal.
+      by_wd_.erase(it);
+      for (int h : handles) {
+        auto w = watches_.find(h);
+        if (w == watches_.end()) continue;
+        auto fn = std::move(w->second.fn);
+        watches_.erase(w);
+        fn();
+      }
       continue;
     }
-    auto it = watches_.find(wd);
-    if (it == watches_.end()) continue;
-    auto fn = it->second;  // the callback may unwatch itself
-    fn();
+    for (int h : handles) {
+      auto w = watches_.find(h);
+      if (w == watches_.end()) continue;
+      auto fn = w->second.fn;  // the callback may unwatch itself
+      fn();
+    }
   }
 }
 

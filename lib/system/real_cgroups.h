@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace nerve {
 
@@ -27,6 +28,7 @@ class RealCgroups : public Cgroups {
   std::optional<Usage> usage(const std::string& cgroup, std::uint64_t expected_id) override;
   bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) override;
   bool frozen(const std::string& cgroup) override;
+  Result<Leaves> make_leaves(const std::string& cgroup, std::uint64_t expected_id, pid_t pid, pid_t holder) override;
   int watch(const std::string& cgroup, std::function<void()> changed) override;
   void unwatch(int handle) override;
   std::optional<std::string> member_of(pid_t pid) override;
@@ -39,7 +41,13 @@ class RealCgroups : public Cgroups {
   std::string root_;
   EventLoop& loop_;
   Fd inotify_;
-  std::unordered_map<int, std::function<void()>> watches_;
+  struct Watch {
+    int wd = -1;
+    std::function<void()> fn;
+  };
+  std::unordered_map<int, Watch> watches_;             // handle -> its watch
+  std::unordered_map<int, std::vector<int>> by_wd_;    // inotify watch descriptor -> its handles
+  int next_handle_ = 1;
   MigrationPrimer primer_;
 };
 

@@ -55,16 +55,20 @@ std::vector<Property> to_properties(const std::vector<UnitProperty>& properties)
   return props;
 }
 
-std::vector<Property> scope_properties(const ScopeSpec& spec, int pidfd) {
+std::vector<Property> scope_properties(const ScopeSpec& spec, int pidfd, int holder_pidfd) {
   std::vector<Property> props;
   props.emplace_back(std::string("Description"), sdbus::Variant(spec.description));
   if (pidfd >= 0) {
     std::vector<sdbus::UnixFd> fds;
     fds.emplace_back(pidfd, sdbus::adopt_fd);
+    if (holder_pidfd >= 0) fds.emplace_back(holder_pidfd, sdbus::adopt_fd);
     props.emplace_back(std::string("PIDFDs"), sdbus::Variant(fds));
   } else {
-    props.emplace_back(std::string("PIDs"), sdbus::Variant(std::vector<uint32_t>{static_cast<uint32_t>(spec.pid)}));
+    std::vector<uint32_t> pids{static_cast<uint32_t>(spec.pid)};
+    if (spec.holder > 0) pids.push_back(static_cast<uint32_t>(spec.holder));
+    props.emplace_back(std::string("PIDs"), sdbus::Variant(pids));
   }
+  if (spec.holder > 0) props.emplace_back(std::string("Delegate"), sdbus::Variant(true));
   props.emplace_back(std::string("KillMode"), sdbus::Variant(std::string("control-group")));
   props.emplace_back(std::string("TimeoutStopUSec"), sdbus::Variant(spec.stop_timeout_usec));
   props.emplace_back(std::string("CollectMode"), sdbus::Variant(std::string("inactive-or-failed")));
@@ -206,6 +210,8 @@ struct SdbusSystemd::Impl {
 
   void start(const ScopeSpec& spec, bool use_pidfd, Done<void> done) {
     int pidfd = use_pidfd ? static_cast<int>(::syscall(SYS_pidfd_open, spec.pid, 0)) : -1;
+    int holder_pidfd = pidfd >= 0 && spec.holder > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, spec.holder, 0)) : -1;
+    if (pidfd >= 0 && spec.holder > 0 && holder_pidfd < 0) pidfd = (::close(pidfd), -1);  // both by pidfd, or by pid
     bool sent_pidfd = pidfd >= 0;
     auto retry = [this, spec, sent_pidfd, done](const sdbus::Error& e) {
       // systemd before 255 has no PIDFDs: fall back to PIDs, as systemd-run does.
@@ -215,11 +221,10 @@ struct SdbusSystemd::Impl {
       return true;
     };
     call_job("StartTransientUnit", options.start_job_timeout, retry, std::move(done), spec.unit, std::string("fail"),
-             scope_properties(spec, pidfd), std::vector<AuxUnit>{});
+             scope_properties(spec, pidfd, holder_pidfd), std::vector<AuxUnit>{});
   }
 
-  // The per-unit proxies of lookups in flight. A proxy is destroyed on a later turn of the loop,
-  // never inside its own reply handler.
+  // The per-unit proxies of lookups in flight, each destroyed on a later turn of the loop (never in its reply handler).
   std::map<std::uint64_t, std::unique_ptr<sdbus::IProxy>> unit_proxies;
   std::uint64_t next_lookup = 1;
 

@@ -41,6 +41,8 @@ struct ScopeSpec {
   std::string unit;
   std::string description;
   pid_t pid = 0;
+  pid_t holder = 0;                       // the scope's holder (process/holder.h), put in with pid and
+                                          // Delegate=yes, so nerved may make the scope's leaves; 0 = none
   std::uint64_t stop_timeout_usec = 0;
   std::string slice;                      // "" = systemd's default for a transient scope
   std::uint64_t runtime_max_usec = 0;     // RuntimeMaxUSec; 0 = none
@@ -72,7 +74,8 @@ class Systemd {
   virtual void lookup(const std::string& unit, Done<UnitState> done) = 0;
   // The names of loaded units matching a glob (ListUnitsByPatterns).
   virtual void list_scopes(const std::string& pattern, Done<std::vector<std::string>> done) = 0;
-  // StartTransientUnit(unit, "fail", {Description, PIDs (or PIDFDs), KillMode=control-group,
+  // StartTransientUnit(unit, "fail", {Description, PIDs (or PIDFDs; with the holder), Delegate=yes
+  // with a holder, KillMode=control-group,
   // TimeoutStopUSec, CollectMode=inactive-or-failed, Slice, RuntimeMaxUSec, the run's properties});
   // 'done' runs when its job is removed.
   virtual void start_scope(const ScopeSpec& spec, Done<void> done) = 0;

@@ -51,7 +51,7 @@ if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
     cat "$tmp/install.log"; fail "cmake --install --prefix $prefix failed"; exit 1
 fi
 manifest_under "$prefix"
-for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve-held lib/systemd/user/nerved.service \
+for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve-held libexec/nerve/nerve-hold lib/systemd/user/nerved.service \
          share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
          share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
          share/bash-completion/completions/nervectl \

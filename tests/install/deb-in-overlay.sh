@@ -22,7 +22,8 @@ in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRON
 in_root apt-get install -y -o Dpkg::Use-Pty=0 /tmp/nerve.deb /tmp/python3-nerve.deb >"$tmp/apt-install.log" 2>&1 ||
     { cat "$tmp/apt-install.log"; fail "apt-get install ./nerve.deb ./python3-nerve.deb failed"; }
 files=$(in_root dpkg -L nerve python3-nerve | while read -r f; do [[ -f $root$f ]] && echo "$f"; done)
-[[ $files == *"/usr/bin/nerved"* && $files == *"/usr/lib/systemd/user/nerved.service"* ]] ||
+[[ $files == *"/usr/bin/nerved"* && $files == *"/usr/lib/systemd/user/nerved.service"* &&
+   $files == *"/usr/libexec/nerve/nerve-held"* && $files == *"/usr/libexec/nerve/nerve-hold"* ]] ||
     fail "dpkg -L nerve does not list the programs and the unit: $files"
 in_root /usr/bin/nervectl --help >/dev/null || fail "the installed nervectl does not run"
 in_root /usr/bin/nerved --help >/dev/null || fail "the installed nerved does not run"

@@ -248,7 +248,7 @@ TEST_F(ARecordOfAnotherBoot, ThatNamesALiveScopeOfAnotherRunIsRefusedAsCorruptAn
   expect_all_alive(pids, "the live run");
   EXPECT_EQ(unit_property(live.unit, "ActiveState"), "active");
   EXPECT_EQ(unit_property(live.unit, "InvocationID"), live.invocation_id);
-  for (const auto& [role, pid] : pids) EXPECT_EQ(proc_cgroup(pid).value_or("(gone)"), live.cgroup) << role;
+  for (const auto& [role, pid] : pids) EXPECT_EQ(proc_cgroup(pid).value_or("(gone)"), live.leaf) << role;
   EXPECT_EQ(to_string(record("live").state), "running");
   EXPECT_FALSE(std::filesystem::exists(runs_ + "/live/receipt.json"));
 

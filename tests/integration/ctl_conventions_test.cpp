@@ -140,12 +140,14 @@ TEST_F(NervectlConventions, StatusOfARunWhoseScopeIsGoneIsNotRunning) {
   Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
   ASSERT_TRUE(wait_gone(launcher, kEventTimeout)) << describe_process(launcher);
-  ASSERT_EQ(to_string(record("r1").state), "running") << "the record still says running (nothing reaped it)";
+  // nerved watches the run's leaf: the run's processes are gone, so it reaps the run (cause exited).
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "nothing reaped the run whose processes were stopped";
+  ASSERT_TRUE(eventually([&] { return to_string(record("r1").state) == "reaped"; }, kEventTimeout));
   Output o = ctl({"status", "r1"});
   EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("run r1 (attempt 1): running"));
+  EXPECT_THAT(o.out, HasSubstr("run r1 (attempt 1): reaped"));
   EXPECT_THAT(o.out, HasSubstr("processes:     none"));
-  reap("r1");
+  EXPECT_EQ(to_string(*receipt("r1").cause), "exited");
 }
 
 // `nervectl events` in the background, its stdout and stderr on pipes; returns once it said (on

@@ -267,7 +267,7 @@ TEST_P(AnEnginesPipe, ReachesEofWithinASecondOfTheRunsEnd) {
   if (!started || holder <= 0) ::close(p[0]);
   ASSERT_TRUE(started) << "no 'started' from the run; read: '" << got << "'";
   ASSERT_GT(holder, 0);
-  ASSERT_EQ(proc_cgroup(holder).value_or("(gone)"), record("r1").cgroup);
+  ASSERT_EQ(proc_cgroup(holder).value_or("(gone)"), record("r1").leaf);
   track_run_processes("r1");
 
   // The end comes 200 ms after the launch (the scenario, not a synchronisation).
@@ -623,6 +623,23 @@ TEST_F(AnEngine, FreezesAndThawsARunAndItsReapWhileFrozenIsExact) {
   } catch (const sdbus::Error& e) {
     EXPECT_EQ(e.getName(), std::string(kErrorPrefix) + "RunFinished") << e.getMessage();
   }
+}
+
+// A Launch'd command that ends by itself with reap_on_exit: its receipt has the CPU it used, read
+// from its run/ leaf after it ended (the holder keeps the scope), and says so (usage_final).
+TEST_F(AnEngine, LaunchWithReapOnExitGetsTheExactUsageOfACommandThatEnded) {
+  ASSERT_NO_FATAL_FAILURE(connect());
+  launch("r1", {kEscaper, "--burn", "1000", "--pidfile", path("burner.pid")}, STDERR_FILENO);
+  EXPECT_GT(await_pidfile(path("burner.pid")), 0) << "the burner did not start";
+  ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json", 30'000ms)) << "no receipt after the command ended";
+  Receipt r = receipt("r1");
+  EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
+  ASSERT_TRUE(r.cause);
+  EXPECT_EQ(to_string(*r.cause), "exited");
+  EXPECT_TRUE(r.usage_final) << "the figures were not read after the run's last process ended";
+  ASSERT_TRUE(r.usage && r.usage->cpu_usage_usec) << "no CPU figure";
+  EXPECT_GE(*r.usage->cpu_usage_usec, 900'000u);
+  EXPECT_EQ(await_no_nerve_units(), "");
 }
 
 }  // namespace

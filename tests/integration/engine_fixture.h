@@ -172,7 +172,7 @@ class AnEngine : public NervedTest {
 
   // The pids in RUN's cgroup now, tracked for TearDown (escapers: they must be gone by then).
   void track_run_processes(const std::string& run) {
-    std::istringstream procs(read_file(cgroup_folder(record(run).cgroup) + "/cgroup.procs").value_or(""));
+    std::istringstream procs(read_file(cgroup_folder(record(run).leaf) + "/cgroup.procs").value_or(""));
     for (pid_t pid; procs >> pid;) track(pid, true);
   }
 

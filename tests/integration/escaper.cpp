@@ -13,6 +13,12 @@
 //   --pidfile FILE   write this process's pid to FILE (temp + rename), then sleep.
 //   --touch FILE     create FILE (a side effect a test can look for), then exit 0.
 //   --exit N         exit with status N at once.
+//   --burn MS [--pidfile FILE] [--setsid-child DIR] [--burned FILE]
+//       Writes its pid to FILE (when given: the proof it started), then uses MS ms of CPU time
+//       (busy, on its own CPU clock) and exits 0; with --burned, writes that FILE once it has used
+//       1000 ms (a test then knows the run burned at least 1 s). With --setsid-child, first forks a child that
+//       calls setsid(), writes DIR/setsid.pid, uses MS/2 ms of CPU and then sleeps: a process the
+//       command leaves behind, whose CPU time the run's figures must count too.
 //
 // Sleeping is pause(): no process here uses CPU while it waits to be killed. Exit status 64 means a
 // usage error, 70 that building the tree failed (the message says why).
@@ -27,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <ctime>
 
 namespace {
 
@@ -138,12 +145,57 @@ int markers(const std::string& dir, int ready_fd) {
   sleep_forever();
 }
 
+// Busy until this process has used MS ms of CPU time.
+void burn(long ms) {
+  auto cpu_ms = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1'000'000L;
+  };
+  long until = cpu_ms() + ms;
+  volatile unsigned long spin = 0;
+  while (cpu_ms() < until)
+    for (int i = 0; i < 100000; ++i) spin = spin + 1;
+}
+
+int burner(int argc, char** argv) {
+  long ms = std::atol(argv[2]);
+  std::string burned;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string opt = argv[i], value = argv[i + 1];
+    if (opt == "--burned") {
+      burned = value;
+    } else if (opt == "--pidfile") {
+      write_pid(value);
+    } else if (opt == "--setsid-child") {
+      pid_t child = ::fork();
+      if (child < 0) die("fork");
+      if (child == 0) {
+        ::setsid();
+        burn(ms / 2);
+        write_pid(value + "/setsid.pid");
+        sleep_forever();
+      }
+    } else {
+      return kExitUsage;
+    }
+  }
+  if (!burned.empty() && ms > 1000) {
+    burn(1000);
+    write_atomic(burned, "1000\n");
+    ms -= 1000;
+  }
+  burn(ms);
+  return 0;
+}
+
 void usage() {
   std::fprintf(stderr,
                "usage: nerve_test_escaper --markers DIR [--ready-fd FD]\n"
                "       nerve_test_escaper --pidfile FILE\n"
                "       nerve_test_escaper --touch FILE\n"
-               "       nerve_test_escaper --exit N\n");
+               "       nerve_test_escaper --exit N\n"
+               "       nerve_test_escaper --burn MS [--pidfile FILE] [--setsid-child DIR] [--burned FILE]\n");
 }
 
 }  // namespace
@@ -165,6 +217,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "--exit" && argc == 3) return std::atoi(argv[2]);
+  if (mode == "--burn" && argc >= 3 && argc % 2 == 1) return burner(argc, argv);
   usage();
   return kExitUsage;
 }

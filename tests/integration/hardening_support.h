@@ -178,7 +178,8 @@ class Hardening : public NervedTest {
   std::vector<pid_t> run_pids(const std::string& run) {
     std::vector<pid_t> out;
     try {
-      std::istringstream procs(read_file(cgroup_folder(record(run).cgroup) + "/cgroup.procs").value_or(""));
+      Record rec = record(run);  // the run's processes are in its run/ leaf (none: a record without one)
+      std::istringstream procs(read_file(cgroup_folder(rec.leaf.empty() ? rec.cgroup : rec.leaf) + "/cgroup.procs").value_or(""));
       for (pid_t pid; procs >> pid;) out.push_back(pid);
     } catch (const std::exception&) {
     }

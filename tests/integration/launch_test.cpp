@@ -45,7 +45,7 @@ TEST_F(ALaunch, ExecsTheCommandInPlaceOnlyAfterItsRecordSaysRunning) {
   EXPECT_EQ(invocation.size(), 32u) << "InvocationID of " << rec.unit << ": '" << invocation << "'";
   EXPECT_EQ(rec.invocation_id, invocation);
   EXPECT_EQ(unit_property(rec.unit, "ControlGroup"), rec.cgroup);
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), rec.cgroup);
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), rec.leaf);
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
@@ -80,7 +80,7 @@ TEST_F(ALaunch, OfARunThatIsRunningReapsTheFirstAttemptBeforeTheSecondStarts) {
   Record two = parse_record(read_file(seen).value_or("{}"));
   EXPECT_EQ(two.attempt, 2u);
   EXPECT_NE(two.unit, one.unit);
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), two.cgroup);
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), two.leaf);
   // The first attempt's reap has no receipt of its own (the run goes on); nerved's log says why it ended.
   EXPECT_THAT(read_file(nerved_log_).value_or(""), HasSubstr("reaped before relaunch (cause relaunched): complete"));
 
@@ -209,7 +209,7 @@ TEST_F(ARun, KeepsRunningWhileNervedRestartsAndIsReapedAfterwards) {
   EXPECT_TRUE(alive(launcher)) << "stopping nerved must leave runs running";
   ASSERT_NO_FATAL_FAILURE(start_nerved());
   EXPECT_TRUE(alive(launcher)) << "a restarted nerved must adopt a run whose owner lives, not reap it";
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), before.cgroup);
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), before.leaf);
 
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;

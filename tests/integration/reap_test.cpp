@@ -40,7 +40,7 @@ TEST_F(AReap, KillsEveryProcessThatTriedToEscapeAndTheCgroupGoes) {
   // ... and none of them left the scope.
   for (const auto& [role, pid] : pids) {
     EXPECT_TRUE(alive(pid)) << role << ": " << describe_process(pid);
-    EXPECT_EQ(proc_cgroup(pid).value_or("(gone)"), rec.cgroup) << role << ": " << describe_process(pid);
+    EXPECT_EQ(proc_cgroup(pid).value_or("(gone)"), rec.leaf) << role << ": " << describe_process(pid);
   }
   std::string folder = cgroup_folder(rec.cgroup);
   ASSERT_TRUE(std::filesystem::is_directory(folder)) << folder;
@@ -74,7 +74,9 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   Record rec = record("r1");
   ASSERT_EQ(to_string(rec.state), "running");
 
-  // Out of band, behind nerved's back: the run's unit stops, and another one takes its name.
+  // Out of band, behind nerved's back (nerved is down: a nerved that is up watches the run's leaf and
+  // reaps it as soon as its processes end): the run's unit stops, and another one takes its name.
+  stop_nerved();
   Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
   ASSERT_TRUE(wait_gone(first, kEventTimeout)) << describe_process(first);
@@ -88,6 +90,7 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   ASSERT_EQ(other_invocation.size(), 32u);
   ASSERT_NE(other_invocation, rec.invocation_id);
 
+  ASSERT_NO_FATAL_FAILURE(start_nerved());  // its reconciliation finds run/ gone and reaps: refused
   Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
   EXPECT_EQ(reap.exit_code, 1) << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run r1: refused"));
@@ -153,10 +156,12 @@ TEST_F(AReap, OfARunWhoseUnitWasStoppedOutOfBandFindsNoScope) {
       ctl_background("launch", {"launch", "--grace", kShortGraceArg, "r1", "--", kEscaper, "--pidfile", path("run.pid")});
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Record rec = record("r1");
+  stop_nerved();  // no nerved watches the run: the scope vanishes unseen (a watched run ends complete, exited)
   Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
   ASSERT_TRUE(wait_gone(launcher, kEventTimeout));
   ASSERT_TRUE(wait_folder_gone(cgroup_folder(rec.cgroup), 2000ms));
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
   Output reap = ctl({"reap", "r1"});
   EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
   EXPECT_THAT(reap.out, HasSubstr("run r1: no_scope"));
@@ -212,7 +217,7 @@ TEST_F(AReap, ClosesAPipeThatABackgroundProcessOfTheRunHolds) {
   bool started = read_until(p[0], "started\n", kEventTimeout, &got);
   if (started) {
     // The run's processes (sh and its sleep), tracked by pid for TearDown.
-    std::istringstream procs(read_file(cgroup_folder(record("r1").cgroup) + "/cgroup.procs").value_or(""));
+    std::istringstream procs(read_file(cgroup_folder(record("r1").leaf) + "/cgroup.procs").value_or(""));
     for (pid_t pid; procs >> pid;) track(pid, true);
   } else {
     ::close(p[0]);

@@ -124,7 +124,7 @@ TEST_F(ASealedRun, CannotMoveItselfOutOfItsScope) {
   ASSERT_EQ(await_pidfile(ready), launcher);
   EXPECT_EQ(read_file(result).value_or(""), "refused\n") << "a sealed process moved itself out of its scope";
   EXPECT_THAT(lines_of(read_file(seen).value_or("")), ::testing::Contains("0::/"));
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), record("s1").cgroup);
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), record("s1").leaf);
   EXPECT_EQ(ctl({"reap", "--grace", "1", "s1"}).exit_code, 0);
   EXPECT_FALSE(alive(launcher));
 }
@@ -153,7 +153,7 @@ TEST_F(ASealedRun, StartsInACgroupNamespaceRootedAtItsScopeAsItsOwnUser) {
       "launch", {"launch", "--sealed", "s1", "--", "sh", "-c", script("launch") + "; exec '" + kEscaper + "' --pidfile '" + ready + "'"});
   ASSERT_EQ(await_pidfile(ready), launcher);
   expect_sealed("launch");
-  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), record("s1").cgroup) << "seen from outside, it is in its scope";
+  EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), record("s1").leaf) << "seen from outside, it is in its scope";
   EXPECT_EQ(ctl({"reap", "--grace", "1", "s1"}).exit_code, 0);
 
   Output o = ctl({"launch", "--wait", "--sealed", "s2", "--", "sh", "-c", script("wait")});
@@ -175,12 +175,13 @@ TEST_F(ASealedRun, WouldNotBeSealedWithoutNsdelegateWhichIsWhyItIsRefused) {
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"NERVE_TEST_ASSUME_NSDELEGATE", "1"}}));
   std::string seen = path("seen"), ready = path("ready.pid");
-  // Out of its scope into its slice (nerve.slice): one folder up, which is above the namespace's root.
+  // Out of its scope into its slice (nerve.slice): two folders up from its run/ leaf, the namespace's
+  // root.
   std::string script = "echo $$ > '" + cgroup_root_ + "/nerve.slice/cgroup.procs' && cat /proc/self/cgroup > '" +
                        seen + "'; exec '" + kEscaper + "' --pidfile '" + ready + "'";
   pid_t launcher = ctl_background("launch", {"launch", "--sealed", "s1", "--", "sh", "-c", script});
   ASSERT_EQ(await_pidfile(ready), launcher);
-  EXPECT_THAT(lines_of(read_file(seen).value_or("")), ::testing::Contains("0::/.."))
+  EXPECT_THAT(lines_of(read_file(seen).value_or("")), ::testing::Contains("0::/../.."))
       << "inside its namespace, the process now sits above the namespace's root";
   EXPECT_EQ(proc_cgroup(launcher).value_or("(gone)"), "/nerve.slice") << "it left its scope";
   ::kill(launcher, SIGKILL);  // out of the scope, a reap would miss it

@@ -123,7 +123,7 @@ class ASupervisor : public NervedTest {
     ASSERT_EQ(to_string(rec.state), "running");
     EXPECT_EQ(to_string(rec.owner.kind), "bus") << "the owner of a supervised run is the supervisor's bus connection";
     for (const auto& [role, pid] : *pids)
-      ASSERT_EQ(proc_cgroup(pid).value_or("(gone)"), rec.cgroup) << role << ": " << describe_process(pid);
+      ASSERT_EQ(proc_cgroup(pid).value_or("(gone)"), rec.leaf) << role << ": " << describe_process(pid);
   }
 
   std::string log_of(const std::string& name) { return read_file(path(name + ".err")).value_or("(no log)"); }

@@ -34,6 +34,25 @@ class HardeningSoak : public Hardening {
       if (line.rfind("VmRSS:", 0) == 0) return std::to_string(std::atol(line.c_str() + 6));
     return "?";
   }
+  // The live nerve-hold processes (holder.h: one per live run): how many, and their private memory
+  // (Private_Clean + Private_Dirty of smaps_rollup, in KiB) summed.
+  static std::pair<std::size_t, long> holders() {
+    std::size_t n = 0;
+    long kib = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      std::string pid = e.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream comm(e.path() / "comm");
+      std::string name;
+      if (!std::getline(comm, name) || name != "nerve-hold") continue;
+      ++n;
+      std::ifstream smaps(e.path() / "smaps_rollup");
+      for (std::string line; std::getline(smaps, line);)
+        if (line.rfind("Private_", 0) == 0 && line.rfind("Private_Hugetlb", 0) != 0)
+          kib += std::atol(line.c_str() + line.find(':') + 1);
+    }
+    return {n, kib};
+  }
 };
 
 TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) {
@@ -52,6 +71,9 @@ TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) 
   ASSERT_TRUE(alive(nerved_pid_));
   std::cout << "[ figures  ] " << all.size() << " runs running after " << since(started).count() << " ms; nerved: "
             << open_fds(nerved_pid_) << " fds, " << rss_kib(nerved_pid_) << " KiB RSS\n";
+  auto [holding, holder_kib] = holders();
+  std::cout << "[ figures  ] " << holding << " holders (nerve-hold), " << holder_kib << " KiB private memory in all ("
+            << (holding ? holder_kib / static_cast<long>(holding) : 0) << " KiB each)\n";
   Timed list = timed_call("ListRuns", "", 30'000ms);
   EXPECT_EQ(list.error, "") << list.message;
   EXPECT_EQ(list.count, all.size());
@@ -71,6 +93,7 @@ TEST_F(HardeningSoak, FiveThousandLiveRunsAreHeldAndAllReapedWhenTheirOwnersGo) 
   std::cout << "[ figures  ] left: " << incomplete << " runs without a complete receipt, " << left
             << " nerve units; nerved: " << open_fds(nerved_pid_) << " fds, " << rss_kib(nerved_pid_) << " KiB RSS\n";
   EXPECT_TRUE(alive(nerved_pid_));
+  EXPECT_EQ(holders().first, 0u) << "holders left after every run was reaped";
 }
 
 }  // namespace

@@ -264,3 +264,104 @@ TEST_F(AContainOp, FailsWhenEveryLookupOfTheScopeTimesOut) {
   EXPECT_EQ(error->name, error::ScopeFailed);
   EXPECT_THAT(error->message, HasSubstr("NoReply"));
 }
+
+namespace {
+
+constexpr std::uint64_t kRunLeafId = 78;
+
+// A contain with holders: the scope gets a holder, and then its leaves.
+class AContainWithAHolder : public AContainOp {
+ protected:
+  ::testing::NiceMock<test::MockHolders> holders;
+  AContainWithAHolder() {
+    deps.holders = &holders;
+    ON_CALL(cgroups, member_of(test::kHolderPid)).WillByDefault(Return(kCgroup));
+    ON_CALL(cgroups, make_leaves(kCgroup, kId, kPid, test::kHolderPid))
+        .WillByDefault(Return(Result<Leaves>(Leaves{kRunLeafId, "memory pids", ""})));
+  }
+};
+
+}  // namespace
+
+TEST_F(AContainWithAHolder, PutsTheHolderIntoTheScopeWithThePid) {
+  contain();
+  EXPECT_EQ(spec.pid, kPid);
+  EXPECT_EQ(spec.holder, test::kHolderPid);
+}
+
+TEST_F(AContainWithAHolder, MakesTheLeavesAfterTheMembershipCheckAndRecordsTheLeaf) {
+  contain();
+  EXPECT_CALL(cgroups, make_leaves(kCgroup, kId, kPid, test::kHolderPid));
+  EXPECT_CALL(holders, kill).Times(0);
+  job_ends();
+  ASSERT_TRUE(reply) << (error ? error->message : "");
+  auto r = test::load(store, "r1");
+  EXPECT_EQ(r->leaf, kCgroup + "/run");
+  EXPECT_EQ(r->leaf_id, kRunLeafId);
+}
+
+// No run goes on without its leaf: its receipt could not have its figures. The command is not
+// started, the record says failed, and the holder goes so that the scope empties.
+TEST_F(AContainWithAHolder, RefusesAndKillsTheHolderWhenTheLeavesCannotBeMade) {
+  ON_CALL(cgroups, make_leaves).WillByDefault(Return(Result<Leaves>(Error{"nerve.Cgroup.LeavesFailed", "mkdir run: EACCES"})));
+  contain();
+  EXPECT_CALL(holders, kill(test::kHolderPid));
+  job_ends();
+  ASSERT_FALSE(reply) << "the command was told to exec without a leaf";
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("mkdir run: EACCES"));
+  EXPECT_THAT(error->message, HasSubstr("was not started"));
+  EXPECT_THAT(error->message, HasSubstr("Delegate=yes"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainWithAHolder, RefusesWhenTheHolderIsNotInTheScope) {
+  ON_CALL(cgroups, member_of(test::kHolderPid)).WillByDefault(Return(std::string("/elsewhere")));
+  EXPECT_CALL(cgroups, make_leaves).Times(0);
+  contain();
+  EXPECT_CALL(holders, kill(test::kHolderPid));
+  job_ends();
+  ASSERT_FALSE(reply);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ScopeFailed);
+  EXPECT_THAT(error->message, HasSubstr("'/elsewhere'"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+TEST_F(AContainWithAHolder, KillsTheHolderWhenTheScopeFails) {
+  contain();
+  EXPECT_CALL(holders, kill(test::kHolderPid));
+  job_ends(Error{systemd_error::JobFailed, "job failed"});
+  EXPECT_TRUE(error);
+}
+
+// A holder that cannot be started (nerve-hold not installed): no scope is asked for and the command
+// does not start; the error says why and what to do.
+TEST_F(AContainWithAHolder, RefusesWithoutAScopeWhenNoHolderCanBeStarted) {
+  ON_CALL(holders, spawn).WillByDefault(Return(Result<pid_t>(Error{"nerve.Holder.SpawnFailed", "cannot start the scope holder /x/nerve-hold: No such file or directory"})));
+  EXPECT_CALL(systemd, start_scope).Times(0);
+  contain();
+  ASSERT_FALSE(reply);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->name, error::ContainmentUnavailable);
+  EXPECT_THAT(error->message, HasSubstr("/x/nerve-hold"));
+  EXPECT_THAT(error->message, HasSubstr("the command was not started"));
+  EXPECT_THAT(error->message, HasSubstr("NERVE_HOLD_HELPER"));
+  EXPECT_EQ(state_on_disk(), RunState::Failed);
+}
+
+// The running record is written unreleased; the caller is told to exec only once the record says
+// released (a nerved that dies in between leaves a record that says the command never started).
+TEST_F(AContainWithAHolder, MarksTheRecordReleasedBeforeItReplies) {
+  std::optional<Record> at_reply;
+  ContainOp::start(deps, request, 1, [this, &at_reply](Result<ContainReply> r) {
+    ASSERT_TRUE(r) << r.error().message;
+    at_reply = test::load(store, "r1");
+  });
+  EXPECT_FALSE(test::load(store, "r1")->released) << "the intent says released";
+  job_ends();
+  ASSERT_TRUE(at_reply);
+  EXPECT_EQ(at_reply->state, RunState::Running);
+  EXPECT_TRUE(at_reply->released) << "the caller was told to exec before the record said so";
+}

@@ -76,6 +76,8 @@ class MockCgroups : public Cgroups {
  public:
   MockCgroups() {
     ON_CALL(*this, start_time).WillByDefault(::testing::Return(std::optional<std::uint64_t>(kLeaderStartTime)));
+    ON_CALL(*this, make_leaves)
+        .WillByDefault(::testing::Return(Result<Leaves>(Error{"nerve.Cgroup.LeavesFailed", "not set up by the test"})));
   }
   MOCK_METHOD(std::optional<std::uint64_t>, id, (const std::string& cgroup), (override));
   MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
@@ -84,11 +86,22 @@ class MockCgroups : public Cgroups {
   MOCK_METHOD(std::optional<Usage>, usage, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(bool, thaw_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(bool, frozen, (const std::string& cgroup), (override));
+  MOCK_METHOD(Result<Leaves>, make_leaves, (const std::string& cgroup, std::uint64_t expected_id, pid_t pid, pid_t holder),
+              (override));
   MOCK_METHOD(int, watch, (const std::string& cgroup, std::function<void()> changed), (override));
   MOCK_METHOD(void, unwatch, (int handle), (override));
   MOCK_METHOD(std::optional<std::string>, member_of, (pid_t pid), (override));
   MOCK_METHOD(std::optional<std::uint64_t>, start_time, (pid_t pid), (override));
   MOCK_METHOD(void, prime_migration, (), (override));
+};
+
+// Holders of scopes: spawn gives kHolderPid unless a test says otherwise.
+inline constexpr pid_t kHolderPid = 8888;
+class MockHolders : public Holders {
+ public:
+  MockHolders() { ON_CALL(*this, spawn).WillByDefault(::testing::Return(Result<pid_t>(kHolderPid))); }
+  MOCK_METHOD(Result<pid_t>, spawn, (), (override));
+  MOCK_METHOD(void, kill, (pid_t pid), (override));
 };
 
 class MockOwnerWatch : public OwnerWatch {
@@ -148,6 +161,15 @@ inline Record running_record(const std::string& run = "r1") {
   r.state = RunState::Running;
   r.leader_pid = 1234;
   r.grace_usec = 5'000'000;
+  return r;
+}
+
+// The record of a running attempt whose scope has its leaves (a holder in hold/, the run in run/).
+inline constexpr std::uint64_t kLeafId = 4343;
+inline Record running_record_with_leaf(const std::string& run = "r1") {
+  Record r = running_record(run);
+  r.leaf = leaf_of(r.cgroup);
+  r.leaf_id = kLeafId;
   return r;
 }
 

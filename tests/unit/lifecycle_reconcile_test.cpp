@@ -104,6 +104,39 @@ TEST_F(ALifecycleOnItsOwn, AdoptsARunningRecordWhoseOwnerIsAlive) {
   EXPECT_EQ(state_on_disk("r1"), RunState::Running);
 }
 
+// nerved died after the running record and before its reply: the caller never exec'd. Its leaf is
+// empty (the caller exited on the lost reply), which is not a command that ended: the attempt is
+// cleaned, not reaped (no final receipt, no "exited"), and the run can be launched again.
+TEST_F(ALifecycleOnItsOwn, CleansARunningRecordThatWasNeverReleasedAndLetsTheRunBeLaunchedAgain) {
+  Record r = test::running_record("r1");
+  r.owner = {OwnerKind::Process, 99, 12345, ""};
+  r.released = false;
+  r.leaf = leaf_of(r.cgroup);
+  r.leaf_id = r.cgroup_id + 1;
+  test::save(store, r);
+  units[r.unit] = *test::found(r);
+  populated[r.cgroup] = true;
+  populated[r.leaf] = false;
+  cgroup_ids[r.cgroup] = r.cgroup_id;
+  cgroup_ids[r.leaf] = r.leaf_id;
+  ON_CALL(cgroups, kill_if).WillByDefault(Invoke([&](const std::string& cgroup, std::uint64_t) {
+    populated[cgroup] = false;
+    return true;
+  }));
+  EXPECT_CALL(owners, alive(Field(&Owner::pid, 99))).WillRepeatedly(Return(true));
+  EXPECT_CALL(owners, watch("r1", _, _)).Times(0);
+  auto lines = reconcile();
+  ASSERT_THAT(lines, ElementsAre(Line("r1", "cleaned")));
+  EXPECT_THAT(lines[0].detail, HasSubstr("never started its command"));
+  EXPECT_EQ(state_on_disk("r1"), RunState::Failed);
+  EXPECT_FALSE(test::load_receipt(store, "r1")) << "a cleaned attempt has no final receipt";
+
+  EXPECT_CALL(owners, watch("r1", _, _));
+  auto& again = contained("r1");
+  ASSERT_TRUE(again.reply) << (again.error ? again.error->message : "");
+  EXPECT_EQ(again.reply->attempt, r.attempt + 1);
+}
+
 // A long pass never holds the loop: the runs are looked at a few per turn, and not
 // before the call returns (so nerved answers calls first), each run's slot taken at once.
 TEST_F(ALifecycleOnItsOwn, LooksAtAFewRunsPerTurnOfTheLoopWithEveryRunsSlotTakenAtOnce) {

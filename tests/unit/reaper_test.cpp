@@ -412,3 +412,130 @@ TEST_F(AReapOp, EndsPendingRetryWhenTheStopJobOfAUnitWithoutCgroupNeverEnds) {
   ASSERT_TRUE(receipt);
   EXPECT_EQ(receipt->outcome, Outcome::PendingRetry);
 }
+
+namespace {
+
+constexpr int kLeafWatch = 8;
+
+// A reap of a running attempt whose scope has its leaves: the run's processes in run/ (populated
+// until empty_leaf()), the holder in hold/, so the scope stays populated until the reap kills it
+// (cgroup.kill of the scope) and empty_scope() says it has emptied.
+class AReapOfALeaf : public AReapOp {
+ protected:
+  bool leaf_populated = true;
+  std::function<void()> leaf_changed;
+  Usage leaf_usage;
+
+  AReapOfALeaf() {
+    record = test::running_record_with_leaf();
+    leaf_usage.cpu_usage_usec = 1'000'000;
+    ON_CALL(systemd, lookup(record.unit)).WillByDefault(Return(found(record)));
+    ON_CALL(systemd, stop_unit(record.unit, _)).WillByDefault(SaveArg<1>(&stop_done));
+    ON_CALL(cgroups, watch(record.leaf, _)).WillByDefault(DoAll(SaveArg<1>(&leaf_changed), Return(kLeafWatch)));
+    ON_CALL(cgroups, populated(record.leaf)).WillByDefault(ReturnPointee(&leaf_populated));
+    ON_CALL(cgroups, usage(record.leaf, test::kLeafId)).WillByDefault(ReturnPointee(&leaf_usage));
+    // The scope's own figures include the holder's: they must never be the receipt's.
+    ON_CALL(cgroups, usage(record.cgroup, _)).WillByDefault(Return(Usage{.cpu_usage_usec = 1}));
+  }
+  void empty_leaf() {
+    leaf_populated = false;
+    ASSERT_TRUE(leaf_changed) << "run/ is not watched";
+    leaf_changed();
+  }
+  void empty_scope() { empty_cgroup(); }
+};
+
+}  // namespace
+
+TEST_F(AReapOfALeaf, ReadsTheLeafThenKillsTheScopeOnceTheLeafIsEmpty) {
+  reap();
+  EXPECT_CALL(cgroups, kill_if(record.cgroup, kCgroupId)).WillOnce(Return(true));
+  leaf_usage.cpu_usage_usec = 2'000'000;  // what run/ says after its last process ended
+  empty_leaf();
+  EXPECT_FALSE(receipt) << "finished before the scope (the holder) was confirmed gone";
+  EXPECT_CALL(systemd, stop_unit(record.unit, _));
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  EXPECT_FALSE(receipt->killed);
+  EXPECT_TRUE(receipt->usage_final);
+  ASSERT_TRUE(receipt->usage);
+  EXPECT_EQ(receipt->usage->cpu_usage_usec, 2'000'000u);
+}
+
+TEST_F(AReapOfALeaf, SendsNoSignalWhenTheLeafIsEmptyAlready) {
+  leaf_populated = false;  // the run ended by itself
+  EXPECT_CALL(systemd, kill_unit).Times(0);
+  EXPECT_CALL(cgroups, kill_if(record.leaf, _)).Times(0);
+  EXPECT_CALL(cgroups, kill_if(record.cgroup, kCgroupId)).WillOnce(Return(true));
+  reap(0, 0, Cause::Exited);
+  EXPECT_CALL(systemd, stop_unit(record.unit, _));
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  EXPECT_EQ(receipt->cause, Cause::Exited);
+  EXPECT_TRUE(receipt->usage_final);
+  EXPECT_FALSE(receipt->killed);
+}
+
+TEST_F(AReapOfALeaf, KillsOnlyTheLeafWhenTheGraceIsOverSoTheHolderOutlivesTheRun) {
+  reap();
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).Times(0);
+  EXPECT_CALL(cgroups, kill_if(record.cgroup, _)).Times(0);
+  EXPECT_CALL(cgroups, kill_if(record.leaf, test::kLeafId)).WillOnce(Return(true));
+  timers.advance(kGrace);
+  ::testing::Mock::VerifyAndClearExpectations(&cgroups);
+  EXPECT_CALL(cgroups, kill_if(record.cgroup, kCgroupId)).WillOnce(Return(true));
+  empty_leaf();
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_TRUE(receipt->killed);
+  EXPECT_TRUE(receipt->usage_final);
+}
+
+TEST_F(AReapOfALeaf, FallsBackToKillUnitWhenTheLeafCannotBeKilled) {
+  reap();
+  EXPECT_CALL(cgroups, kill_if(record.leaf, test::kLeafId)).WillOnce(Return(false));
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL));
+  timers.advance(kGrace);
+}
+
+TEST_F(AReapOfALeaf, TakesTheHolderAsNoProcessOfTheRunWhenTheGraceIsOver) {
+  reap();
+  empty_leaf();  // the scope stays populated: its holder is being killed
+  EXPECT_CALL(systemd, kill_unit(record.unit, SIGKILL)).Times(0);
+  EXPECT_CALL(cgroups, kill_if(record.leaf, _)).Times(0);
+  timers.advance(kGrace);
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_FALSE(receipt->killed);
+}
+
+TEST_F(AReapOfALeaf, EndsPendingRetryWhenTheScopeStaysPopulatedAfterTheLeafEmptied) {
+  reap();
+  empty_leaf();
+  timers.advance(kGrace + 10s);
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::PendingRetry);
+  EXPECT_THAT(receipt->error, HasSubstr("101 102"));
+}
+
+TEST_F(AReapOfALeaf, UnwatchesBothCgroupsWhenFinished) {
+  reap();
+  EXPECT_CALL(cgroups, unwatch(kWatch));
+  EXPECT_CALL(cgroups, unwatch(kLeafWatch));
+  empty_leaf();
+  empty_scope();
+}
+
+TEST_F(AReapOfALeaf, ReadsARecordWithoutALeafFromItsScopeAsBefore) {
+  record.leaf.clear();
+  record.leaf_id = 0;
+  reap();
+  EXPECT_FALSE(leaf_changed) << "a leaf was watched for a record without one";
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  ASSERT_TRUE(receipt->usage);
+  EXPECT_EQ(receipt->usage->cpu_usage_usec, 1u);
+}

@@ -35,6 +35,8 @@ Record full_record(const std::string& run) {
   r.parent = "outer";
   r.created_at = "2024-05-01T10:00:00.000Z";
   r.updated_at = "2024-05-01T10:00:01.000Z";
+  r.leaf = leaf_of(r.cgroup);
+  r.leaf_id = (1ull << 40) + 1;
   return r;
 }
 
@@ -54,12 +56,23 @@ TEST(APackedRecord, KeepsAUnitAndACgroupThatAreNotTheUsualOnes) {
   Record r = full_record("r1");
   r.unit = "nerve-other-0123456789abcdef.scope";  // not what run and nonce name
   r.cgroup = "/elsewhere";                         // does not end in the unit
+  r.leaf = "/elsewhere/run";
   expect_same(unpack(pack(r, pool), "r1", pool), r);
   Record empty;
   empty.run = "e";
   empty.leader_pid = -1;
   empty.owner.pid = -5;
   expect_same(unpack(pack(empty, pool), "e", pool), empty);
+}
+
+TEST(APackedRecord, KeepsWhetherTheRunWasReleased) {
+  StringPool pool;
+  for (bool released : {true, false}) {
+    Record r = full_record("r1");
+    r.state = RunState::Running;
+    r.released = released;
+    EXPECT_EQ(unpack(pack(r, pool), "r1", pool).released, released);
+  }
 }
 
 TEST(APackedRecord, KeepsTheRecordOfEveryStateAndOwner) {

@@ -389,3 +389,35 @@ TEST(ParseRecord, RefusesAGraceLongerThanAnHour) {
     EXPECT_THROW(parse_record(record_text_with([&](json& j) { j["grace_usec"] = g; })), RecordCorrupt) << g;
   EXPECT_THROW(parse_record(record_text_with([](json& j) { j["grace_usec"] = -1; })), RecordCorrupt);
 }
+
+TEST(ParseRecord, ReadsARecordOfBeforeLeavesAsOneWithoutALeaf) {
+  Record r = parse_record(fixture("record-v1.json"));
+  EXPECT_TRUE(r.leaf.empty());
+  EXPECT_EQ(r.leaf_id, 0u);
+  EXPECT_FALSE(has_leaf(r));
+}
+
+// A record of before "released" was kept was written running only once its caller had been told to
+// exec: it reads as released. One written running but not yet released keeps saying so.
+TEST(ParseRecord, ReadsARecordOfBeforeTheReleaseMarkAsReleasedAndKeepsTheMark) {
+  EXPECT_TRUE(parse_record(fixture("record-v1.json")).released);
+  Record r = parse_record(fixture("record-v1.json"));
+  r.released = false;
+  EXPECT_FALSE(parse_record(to_json_text(r)).released);
+  EXPECT_EQ(json::parse(to_json_text(r)).at("released"), false);
+  r.released = true;
+  EXPECT_TRUE(parse_record(to_json_text(r)).released);
+  EXPECT_THROW(parse_record(record_text_with([](json& j) { j["released"] = "yes"; })), RecordCorrupt);
+}
+
+TEST(ParseRecord, KeepsTheLeafAndRefusesOneThatIsNotTheRunLeafOfItsCgroup) {
+  Record r = parse_record(fixture("record-v1.json"));
+  r.leaf = leaf_of(r.cgroup);
+  r.leaf_id = 9;
+  Record back = parse_record(to_json_text(r));
+  EXPECT_EQ(back.leaf, r.cgroup + "/run");
+  EXPECT_EQ(back.leaf_id, 9u);
+  EXPECT_TRUE(has_leaf(back));
+  r.leaf = "/elsewhere/run";
+  EXPECT_THROW(parse_record(to_json_text(r)), RecordCorrupt);
+}

@@ -10,6 +10,7 @@
 #include "printers.h"
 #include "temp_dir.h"
 
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,6 +231,41 @@ TEST_F(ARunStore, RemovesTheFilesAndTheFolderOfARun) {
   ASSERT_TRUE(store.remove("r1"));
   EXPECT_FALSE(std::filesystem::exists(in_runs("r1")));
   EXPECT_THAT(store.runs().value(), IsEmpty());
+}
+
+TEST_F(ARunStore, KeepsTheReceiptsOfSupersededAttemptsBesideTheRunsOwnByAttempt) {
+  test::save(store, record_of("r1"));
+  for (unsigned attempt : {10u, 2u, 1u}) {
+    Receipt r = receipt_of("r1");
+    r.attempt = attempt;
+    r.cause = Cause::Relaunched;
+    ASSERT_TRUE(store.save_superseded_receipt(r));
+  }
+  write(in_runs("r1/receipt.attempt-x.json"), "not one of them");
+  auto earlier = store.superseded_receipts("r1").value();
+  ASSERT_EQ(earlier.size(), 3u);
+  EXPECT_EQ(earlier[0].attempt, 1u);
+  EXPECT_EQ(earlier[2].attempt, 10u);
+  EXPECT_EQ(earlier[1].cause, Cause::Relaunched);
+  EXPECT_EQ(test::load_receipt(store, "r1"), std::nullopt) << "receipt.json is the run's own final receipt alone";
+  EXPECT_THAT(store.superseded_receipts("r2").value(), IsEmpty()) << "a run without a folder has none";
+}
+
+TEST_F(ARunStore, RemovesAndQuarantinesTheSupersededReceiptsWithTheRun) {
+  for (const char* run : {"r1", "r2"}) {
+    test::save(store, record_of(run));
+    Receipt r = receipt_of(run);
+    r.attempt = 1;
+    ASSERT_TRUE(store.save_superseded_receipt(r));
+  }
+  ASSERT_TRUE(store.remove("r1"));
+  EXPECT_FALSE(std::filesystem::exists(in_runs("r1")));
+  ASSERT_TRUE(store.quarantine("r2"));
+  EXPECT_THAT(store.superseded_receipts("r2").value(), IsEmpty());
+  auto aside = list_folder_names(tmp / "runs/.quarantine");
+  EXPECT_EQ(std::count_if(aside.begin(), aside.end(),
+                          [](const std::string& n) { return n.ends_with(".receipt.attempt-1.json"); }),
+            1);
 }
 
 TEST_F(ARunStore, TellsItsObserverOfEveryChange) {

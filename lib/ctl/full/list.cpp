@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -42,14 +43,26 @@ RunFacts run_facts(Context& ctx) {
   return facts;
 }
 
-// The number of processes in CGROUP (relative to the cgroup2 root): 0 when it is gone or not made yet.
+std::size_t procs_in(const std::string& folder) {
+  std::ifstream procs(folder + "/cgroup.procs");
+  std::size_t n = 0;
+  for (std::string line; std::getline(procs, line);) n += !line.empty();
+  return n;
+}
+
+// The number of the run's processes in CGROUP (relative to the cgroup2 root): those in its run/ leaf
+// and below when it has one (not the holder, docs/records.md), else in the scope itself; 0 when it is
+// gone or not made yet.
 std::optional<std::size_t> processes_in(const std::string& cgroup) {
   if (cgroup.empty()) return 0;
   auto root = cgroup_root();
   if (!root) return std::nullopt;
-  std::ifstream procs(*root + cgroup + "/cgroup.procs");
-  std::size_t n = 0;
-  for (std::string line; std::getline(procs, line);) n += !line.empty();
+  std::string leaf = *root + cgroup + "/run";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(leaf, ec)) return procs_in(*root + cgroup);
+  std::size_t n = procs_in(leaf);
+  for (std::filesystem::recursive_directory_iterator it(leaf, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec)) n += procs_in(it->path().string());
   return n;
 }
 

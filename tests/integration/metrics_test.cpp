@@ -288,12 +288,14 @@ TEST_F(FleetMetrics, NodeExporterServesTheFileAndPromtoolAcceptsItAndNervectlsTe
   track(exporter, false);
   ::close(err[1]);
   std::string said;
+  // Its stderr stays open until the scrape is done: a Go program dies of SIGPIPE writing to a
+  // closed stderr (it logs more after this line).
   bool listening = read_until(err[0], "Listening on", kEventTimeout, &said);
-  ::close(err[0]);
   ASSERT_TRUE(listening) << "node_exporter did not say it listens: " << said;
-
   std::string scraped = scrape(port);
+  ::close(err[0]);
   auto got = samples(scraped);
+  ASSERT_EQ(got.count("node_textfile_scrape_error"), 1u) << "no scrape from node_exporter: " << scraped;
   EXPECT_EQ(got["node_textfile_scrape_error"], 0) << scraped;
   for (const char* family : {"nerve_reaps_total", "nerve_launches_total", "nerve_runs{", "nerve_reap_duration_seconds",
                              "nerve_build_info"}) {

@@ -52,7 +52,7 @@ TEST(AnExposition, WritesIntegersWithoutAFractionAndOthersInTheirShortestForm) {
 
 TEST(AHistogram, CountsEachValueInTheFirstBucketThatHoldsItAndCumulates) {
   Histogram h({0.1, 1, 10});
-  for (double v : {0.05, 0.1, 0.5, 5, 50}) h.observe(v);
+  for (double v : {0.05, 0.1, 0.5, 5.0, 50.0}) h.observe(v);
   MetricFamily f{"nerve_reap_duration_seconds", MetricType::Histogram, "Reaps", {}};
   h.add_to(f, {{"method", "launch"}});
   EXPECT_EQ(render_metrics({f}, ExpositionFormat::OpenMetrics),

@@ -61,11 +61,20 @@ TEST_F(RunMetricsTest, CountsReapsByOutcomeAndCauseAndTheirLatency) {
 
 TEST_F(RunMetricsTest, SumsUsageOfFinalReceiptsOnlySoThatARetryIsNotCountedTwice) {
   Receipt pending = receipt("a", Outcome::PendingRetry, Cause::Reaped, 1);
-  pending.usage = Usage{.cpu_user_usec = 1'000'000, .memory_peak_bytes = 1 << 20};
+  pending.usage = Usage{};
+  pending.usage->cpu_user_usec = 1'000'000;
+  pending.usage->memory_peak_bytes = 1 << 20;
   metrics.receipt_written(pending);
   Receipt done = receipt("a", Outcome::Complete, Cause::Reaped, 1);
-  done.usage = Usage{.cpu_user_usec = 1'500'000, .cpu_system_usec = 500'000, .memory_peak_bytes = 5 << 20,
-                     .tasks_peak = 3, .io_read_bytes = 10, .io_write_bytes = 20, .oom_kills = 1};
+  Usage u;
+  u.cpu_user_usec = 1'500'000;
+  u.cpu_system_usec = 500'000;
+  u.memory_peak_bytes = 5 << 20;
+  u.tasks_peak = 3;
+  u.io_read_bytes = 10;
+  u.io_write_bytes = 20;
+  u.oom_kills = 1;
+  done.usage = u;
   metrics.receipt_written(done);
   EXPECT_DOUBLE_EQ(value("nerve_run_cpu_seconds_total", {{"mode", "user"}}), 1.5);
   EXPECT_DOUBLE_EQ(value("nerve_run_cpu_seconds_total", {{"mode", "system"}}), 0.5);

@@ -43,10 +43,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ ${#missing_quiet[@]} -gt 0 ]; then
-  policy=/usr/sbin/policy-rc.d own_policy=
+  policy=/usr/sbin/policy-rc.d
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null && "${sudo[@]}" chmod 755 "$policy"
-    own_policy=1
     trap '"${sudo[@]}" rm -f "$policy"' EXIT  # removed however the install ends
   fi
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing_quiet[@]}" >/dev/null

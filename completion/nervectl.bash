@@ -5,7 +5,7 @@
 # tests/check-completion.sh (ctest completion) fails when a verb or an option of `nervectl --help` is
 # missing here.
 
-_nervectl_verbs='launch reap cancel freeze thaw status list reconcile forget slice events doctor sealing'
+_nervectl_verbs='launch reap cancel freeze thaw status list reconcile forget slice events doctor sealing metrics'
 declare -A _nervectl_options=(
     [launch]='--wait --grace --keep --sealed --property --timeout --slice --help'
     [slice]='--property --help'
@@ -20,9 +20,10 @@ declare -A _nervectl_options=(
     [sealing]='--json --help'
     [events]='--json --help'
     [doctor]='--json --help'
+    [metrics]='--format --help'
 )
 # Options that take a value (nothing to complete for it).
-_nervectl_valued='--grace --property -p --timeout --slice --signal'
+_nervectl_valued='--grace --property -p --timeout --slice --signal --format'
 # Verbs that take a run id, and which runs fit: all, or only reaped ones (forget).
 declare -A _nervectl_run_arg=([launch]=all [reap]=all [cancel]=all [freeze]=all [thaw]=all [status]=all [forget]=reaped)
 
@@ -70,6 +71,10 @@ _nervectl() {
         return 0
     fi
     [[ -n ${_nervectl_options[$verb]+set} ]] || return 0
+    if [[ $prev == --format ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "openmetrics prometheus" -- "$cur")
+        return 0
+    fi
     if [[ " $_nervectl_valued " == *" $prev "* ]]; then
         return 0
     fi

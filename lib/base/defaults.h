@@ -42,4 +42,10 @@ inline constexpr auto kKillWait = std::chrono::seconds(10);
 inline constexpr auto kRetryFirst = std::chrono::seconds(1);
 inline constexpr auto kRetryMax = std::chrono::minutes(5);
 
+// nerved's metrics file (metrics_file.h): written at most once per interval (the default; nerved's
+// --metrics-interval) after a change, and rewritten this often when nothing changes, so that its
+// gauges (nerved's memory, its fds) and its mtime stay fresh.
+inline constexpr auto kMetricsInterval = std::chrono::seconds(5);
+inline constexpr auto kMetricsRefresh = std::chrono::seconds(60);
+
 }  // namespace nerve

@@ -73,12 +73,13 @@ std::string temp_name(const std::string& name) {
 }  // namespace
 
 void write_file_atomic(int dirfd, const std::string& name, std::string_view data, const std::string& shown,
-                       Sync sync) {
+                       Sync sync, unsigned mode) {
   const bool durable = sync == Sync::Durable;
   const std::string tmp = temp_name(name);
   Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) throw FsError("cannot create", shown, errno);
   try {
+    if (mode != 0600 && ::fchmod(fd.get(), static_cast<mode_t>(mode)) < 0) throw FsError("cannot chmod", shown, errno);
     write_all(fd.get(), data, shown);
     // fdatasync: the file is new, so its size and blocks (all it needs to be read) are synced with it.
     if (durable && ::fdatasync(fd.get()) < 0) throw FsError("cannot fsync", shown, errno);

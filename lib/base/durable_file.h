@@ -50,9 +50,10 @@ OpenedFolder open_dir_at(int dirfd, const std::string& name, IfMissing if_missin
 // Opens the absolute 'path', making every missing folder of it (mode 0700) if IfMissing::Create.
 Fd open_dir_path(const std::string& path, IfMissing if_missing);
 
-// Atomically replaces 'name' in 'dirfd' with 'data' (mode 0600), durably unless Sync::Lazy.
+// Atomically replaces 'name' in 'dirfd' with 'data' (mode 0600, or 'mode' whatever the umask),
+// durably unless Sync::Lazy. The temporary file is ".NAME.tmp-<random>" in the same folder.
 void write_file_atomic(int dirfd, const std::string& name, std::string_view data, const std::string& shown,
-                       Sync sync = Sync::Durable);
+                       Sync sync = Sync::Durable, unsigned mode = 0600);
 
 // The whole content of 'name' in 'dirfd', or nullopt if it does not exist. Throws FsError otherwise.
 std::optional<std::string> read_file_at(int dirfd, const std::string& name, const std::string& shown);

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -70,6 +71,16 @@ void ManagerObject::with_own_caller(const char* method, const AsyncReply<Outs...
   with_caller(method, reply, [work = std::move(work)](const BusCaller& caller) {
     check_caller_uid(caller.uid);
     work();
+  });
+}
+
+template <typename... Outs>
+void ManagerObject::count_start(const AsyncReply<Outs...>& reply, StartMethod method) {
+  if (!metrics_) return;
+  auto arrived = std::chrono::steady_clock::now();
+  reply.on_answer([metrics = metrics_, changed = metrics_changed_, method, arrived](bool ok) {
+    metrics->start_answered(method, ok, std::chrono::steady_clock::now() - arrived);
+    if (changed) changed();
   });
 }
 

@@ -10,6 +10,7 @@
 #include "run/lifecycle.h"
 #include "generated/nerve-adaptor.h"
 #include "run/process_launcher.h"
+#include "run/run_metrics.h"
 #include "base/run_controls.h"
 #include "bus/run_options.h"
 #include "system/systemd.h"
@@ -40,6 +41,12 @@ class ManagerObject
   ~ManagerObject();
   // Called with a run whose freezer state was changed by Freeze or Thaw (its object's Frozen).
   void on_frozen_changed(std::function<void(const std::string&)> fn) { frozen_changed_ = std::move(fn); }
+  // GetMetrics answers with 'metrics', and each answered Contain and Launch is counted in it; then
+  // 'changed' is called (nerved's metrics file). Without it, GetMetrics answers Internal.
+  void serve_metrics(RunMetrics& metrics, std::function<void()> changed = {}) {
+    metrics_ = &metrics;
+    metrics_changed_ = std::move(changed);
+  }
 
  private:
   void Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result, std::string run,
@@ -61,6 +68,7 @@ class ManagerObject
   void GetRun(sdbus::Result<std::string>&& result, std::string run) override;
   void ListRuns(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>>&& result)
       override;
+  void GetMetrics(sdbus::Result<std::string>&& result, std::string format) override;
   void SetSliceProperties(sdbus::Result<>&& result, std::string slice,
                           std::vector<sdbus::Struct<std::string, std::string>> properties) override;
   std::string RunsDirectory() override { return settings_.runs_dir; }
@@ -97,6 +105,9 @@ class ManagerObject
   template <typename... Outs>
   void with_own_caller(const char* method, const AsyncReply<Outs...>& reply, std::function<void()> work);
   std::string current_sender();
+  // Counts the answer of the Contain or Launch whose slot is 'reply' in the metrics, with its latency.
+  template <typename... Outs>
+  void count_start(const AsyncReply<Outs...>& reply, StartMethod method);
   // Reap, Cancel and ReapAttempt ('attempt' 0: any).
   void final_reap(const char* method, sdbus::Result<std::string, std::string>&& result, const std::string& run,
                   int signal, uint64_t grace_usec, Cause cause, unsigned attempt = 0);
@@ -108,6 +119,8 @@ class ManagerObject
   CallGate gate_;
   BusCallers callers_;  // the uid and pid of each client, asked once
   std::function<void(const std::string&)> frozen_changed_;
+  RunMetrics* metrics_ = nullptr;
+  std::function<void()> metrics_changed_;
 };
 
 }  // namespace nerve

@@ -1,4 +1,4 @@
-// The manager's queries and its own operations: GetRunPath, GetRun, ListRuns (served in turns,
+// The manager's queries and its own operations: GetRunPath, GetRun, ListRuns, GetMetrics (served in turns,
 // call_gate.h), Reconcile and SetSliceProperties (manager_object.h).
 #include "bus/manager_calls.h"
 
@@ -41,6 +41,20 @@ void ManagerObject::ListRuns(
   });
 } catch (...) {
   rethrow_named("ListRuns");
+}
+
+void ManagerObject::GetMetrics(sdbus::Result<std::string>&& result, std::string format) try {
+  AsyncReply reply(std::move(result));
+  auto f = from_string<ExpositionFormat>(format.empty() ? "openmetrics" : format);
+  if (!f)
+    throw_bus_error(error::InvalidArgument,
+                    "metrics format " + quote_value(format) + " is not known: expected openmetrics or prometheus");
+  in_turn("GetMetrics", reply, [this, reply, f] {
+    if (!metrics_) throw_bus_error(error::Internal, "this nerved keeps no metrics");
+    reply(metrics_->text(*f));
+  });
+} catch (...) {
+  rethrow_named("GetMetrics");
 }
 
 void ManagerObject::Reconcile(sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string>>>&& result) try {

@@ -48,6 +48,7 @@ void check_launch_arguments(const std::string& run, const std::vector<std::strin
 void ManagerObject::Contain(sdbus::Result<std::string, std::string, std::string, uint32_t>&& result,
                             std::string run, uint64_t grace_usec, std::map<std::string, sdbus::Variant> options) try {
   AsyncReply reply(std::move(result));
+  count_start(reply, StartMethod::Contain);
   if (!admit(reply)) return;
   lifecycle_.prime_migration();  // first: its grace period runs while nerved does everything up to the start job
   value_or_throw(check_run_id(run));
@@ -106,6 +107,7 @@ void ManagerObject::Launch(sdbus::Result<sdbus::ObjectPath, uint32_t>&& result, 
                            std::vector<std::string> argv, std::vector<std::string> env, std::string cwd,
                            std::vector<sdbus::UnixFd> stdio, std::map<std::string, sdbus::Variant> options) try {
   AsyncReply reply(std::move(result));
+  count_start(reply, StartMethod::Launch);
   if (!admit(reply)) return;
   lifecycle_.prime_migration();  // first: before the credentials, the spawn of the child and the intent write
   check_launch_arguments(run, argv, env, cwd, stdio);

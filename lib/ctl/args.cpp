@@ -53,6 +53,8 @@ const OptionText kOptions[] = {
      "print the answer as JSON: MODE short (one line; plain --json), pretty (indented) or off (as without "
      "--json)"},
     {Opt::NoLegend, "--no-legend", nullptr, "print neither the column headers nor the closing count"},
+    {Opt::Format, "--format", "FORMAT",
+     "openmetrics (OpenMetrics 1.0, the default) or prometheus (the text format 0.0.4 of nerved's metrics file)"},
 };
 
 // "--grace SECONDS", "--json[=MODE]", "--wait".
@@ -141,6 +143,7 @@ void add_verb(CLI::App& app, const Verb& verb, VerbArgs& a, Raw& raw) {
       sub->add_option(std::string("-p,") + t.name, a.controls.properties, t.help)->type_name(t.value)->allow_extra_args(false);
     if (o == Opt::Timeout) raw.timeout_opt = sub->add_option(t.name, raw.timeout, t.help)->type_name(t.value);
     if (o == Opt::Slice) sub->add_option(t.name, a.controls.slice, t.help)->type_name(t.value);
+    if (o == Opt::Format) sub->add_option(t.name, a.format, t.help)->type_name(t.value);
   }
   if (verb.operands.max > 0 && !verb.operands.sub) raw.run_opt = sub->add_option("RUN", raw.run, "the run id");
 }

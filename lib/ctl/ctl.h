@@ -49,7 +49,7 @@ struct Context {
 };
 
 // The options a verb may take, in the order its synopsis shows them (args.cpp describes each).
-enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Signal, Json, NoLegend };
+enum class Opt { Wait, Grace, Keep, Sealed, Property, Timeout, Slice, Signal, Json, NoLegend, Format };
 
 // --json=MODE as systemctl has it (plain --json: short). Off is 0, so `if (a.json)` asks "JSON at all?".
 enum JsonMode { kJsonOff = 0, kJsonShort, kJsonPretty };
@@ -89,6 +89,7 @@ struct VerbArgs {
   RunControlArgs controls;
   std::string slice_operand;  // slice set: the slice ("" = nerve.slice)
   int signal = 0;  // --signal, 0: not given
+  std::string format;  // metrics --format: openmetrics or prometheus ("": openmetrics); nerved checks it
   std::vector<std::string> cmd;
 };
 

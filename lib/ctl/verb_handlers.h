@@ -26,6 +26,7 @@ int slice(Context& ctx, const VerbArgs& a);           // slice.cpp
 // manager_verbs.cpp: the verbs about nerved as a whole.
 int reconcile(Context& ctx, const VerbArgs& a);
 int sealing(Context& ctx, const VerbArgs& a);
+int metrics(Context& ctx, const VerbArgs& a);
 int events(Context& ctx, const VerbArgs& a);  // events.cpp
 int doctor(Context& ctx, const VerbArgs& a);  // doctor.cpp
 

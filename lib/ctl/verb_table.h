@@ -63,6 +63,8 @@ Verbs verb_table() {
        kNoOperands, {Opt::Json}, in_full<P>([](auto& ctx, auto& a) { return sealing(ctx, a); })},
       {"events", "follow nerved's signals live, one line per event (JSON lines with --json) until interrupted",
        kNoOperands, {Opt::Json}, in_full<P>([](auto& ctx, auto& a) { return events(ctx, a); })},
+      {"metrics", "print nerved's metrics for Prometheus: runs by state, reaps, latencies, usage totals, its own fds and memory",
+       kNoOperands, {Opt::Format}, in_full<P>([](auto& ctx, auto& a) { return metrics(ctx, a); })},
       {"doctor", "check what nerve needs on this host, one line per check; exit 0 if every required one passes",
        kNoOperands, {Opt::Json}, in_full<P>([](auto& ctx, auto& a) { return doctor(ctx, a); })},
   };

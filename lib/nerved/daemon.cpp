@@ -1,6 +1,8 @@
 #include "nerved/daemon.h"
 
 #include "nerved/daemon_options.h"
+#include "nerved/metrics_file.h"
+#include "generated/nerve_version.h"
 #include "system/event_loop.h"
 #include "base/host.h"
 #include "system/journal.h"
@@ -10,6 +12,7 @@
 #include "system/owners.h"
 #include "run/process_launcher.h"
 #include "run/pruner.h"
+#include "run/run_metrics.h"
 #include "system/real_cgroups.h"
 #include "system/resource_limits.h"
 #include "bus/run_objects.h"
@@ -22,6 +25,8 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <pwd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -59,6 +64,13 @@ std::string why_unavailable(const std::optional<std::string>& cgroup2) {
          "contain runs, and starts no command without it";
 }
 
+// The label every metric carries: user="NAME" (the uid when it has no name).
+Labels metrics_labels() {
+  uid_t uid = ::geteuid();
+  const passwd* pw = ::getpwuid(uid);
+  return {{"user", pw && pw->pw_name ? pw->pw_name : std::to_string(uid)}};
+}
+
 void log_reconciliation(const std::vector<ReconcileLine>& lines) {
   std::size_t runs = 0, acted = 0, skipped = 0;
   for (const auto& l : lines) {
@@ -80,6 +92,7 @@ struct Nerved {
         boot_id(read_boot_id()),
         cgroup2(cgroup_root()),
         unavailable(why_unavailable(cgroup2)),
+        metrics(store, metrics_labels(), NERVE_VERSION),
         bus(sdbus::createSessionBusConnection()),
         cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
         systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout, .bus = parse_systemd_bus(opt.systemd_bus)}),
@@ -92,7 +105,17 @@ struct Nerved {
                ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
         run_objects(*bus, store, launcher, cgroups),
         pruner(loop, store, lifecycle, opt.keep_finished) {
-    store.set_observer([this](const std::string& run, const StoreChange& c) { run_objects.changed(run, c); });
+    if (!opt.metrics_file.empty())
+      metrics_file.emplace(loop, opt.metrics_file, opt.metrics_interval,
+                           [this] { return metrics.text(ExpositionFormat::Prometheus); });
+    store.set_observer([this](const std::string& run, const StoreChange& c) {
+      run_objects.changed(run, c);
+      if (c.receipt) metrics.receipt_written(*c.receipt);
+      if (metrics_file) metrics_file->changed();
+    });
+    object.serve_metrics(metrics, [this] {
+      if (metrics_file) metrics_file->changed();
+    });
     object.on_frozen_changed([this](const std::string& run) { run_objects.frozen_changed(run); });
     launcher.on_exit([this](const std::string& run, int code, int sig) {
       object.emitRunExited(run, code, sig, to_string(lifecycle.exit_cause(run)));
@@ -137,6 +160,10 @@ struct Nerved {
         spdlog::error("systemd user manager: unreachable ({})", version.error().message);
     });
     if (!unavailable.empty()) spdlog::error("{}", unavailable);
+    if (metrics_file) {
+      metrics_file->start();
+      spdlog::info("metrics file: {} (for node_exporter's textfile collector)", metrics_file->path());
+    }
     if (ready_fd >= 0) {
       (void)!::write(ready_fd, "READY\n", 6);
       ::close(ready_fd);
@@ -150,8 +177,11 @@ struct Nerved {
   std::string boot_id;
   std::optional<std::string> cgroup2;
   std::string unavailable;
+  // Before everything that may count in it: a call answered while the parts below are torn down.
+  RunMetrics metrics;
   std::unique_ptr<sdbus::IConnection> bus;
   EventLoop loop;
+  std::optional<MetricsFile> metrics_file;  // on the loop; removes the file when nerved stops
   RealCgroups cgroups;
   SdbusSystemd systemd;
   OwnerWatcher owners;

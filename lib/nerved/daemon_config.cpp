@@ -71,6 +71,17 @@ const std::map<std::string, Setter>& setters() {
        }},
       {"default_slice", set_slice},
       {"default_properties", set_properties},
+      {"metrics_file",
+       [](DaemonConfig& c, const std::string& v) -> Result<void> {
+         if (v.empty() || v.front() != '/' || v.back() == '/') return bad(v, "expected the absolute path of a file");
+         c.metrics_file = v;
+         return {};
+       }},
+      {"metrics_interval",
+       [](DaemonConfig& c, const std::string& v) {
+         return set_duration(c.metrics_interval, v, Duration(std::chrono::milliseconds(1)),
+                             Duration(std::chrono::minutes(10)), "expected an interval between 1ms and 10min");
+       }},
       {"keep_finished",
        [](DaemonConfig& c, const std::string& v) {
          return set_duration(c.keep_finished, v, Duration{}, Duration::infinity(), "");

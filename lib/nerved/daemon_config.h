@@ -9,6 +9,8 @@
 //   default_properties unit properties every run starts with ("MemoryMax=1G TasksMax=100")
 //   keep_finished      how long a reaped run's record is kept before it is forgotten ("7d"; 0 or
 //                      infinity: forever)
+//   metrics_file       absolute path of the metrics file nerved keeps (metrics_file.h)
+//   metrics_interval   its writes after changes at most this often ("5s"; 1ms to 10min)
 // Durations are systemd's time spans (duration.h; a bare number is seconds).
 // An unknown key, a line without '=' or a bad value is an error naming the file, the line and the key.
 #pragma once
@@ -29,6 +31,8 @@ struct DaemonConfig {
   std::optional<std::string> default_slice;
   std::optional<std::string> default_properties;
   std::optional<Duration> keep_finished;
+  std::optional<std::string> metrics_file;
+  std::optional<Duration> metrics_interval;
 };
 
 // Error name of a bad configuration file; the message is "FILE:LINE: key KEY: what is wrong".

@@ -36,7 +36,7 @@ std::string help_text(const CLI::App* app) {
 
 // The options given as text and checked after the parse.
 struct RawTimes {
-  std::string systemd_timeout, retry_first;
+  std::string systemd_timeout, retry_first, metrics_interval;
 };
 
 void add_options(CLI::App& app, DaemonOptions& o, RawTimes& raw) {
@@ -63,6 +63,12 @@ void add_options(CLI::App& app, DaemonOptions& o, RawTimes& raw) {
                  "handshake when they connect")
       ->type_name("WAY")
       ->check(CLI::IsMember({"auto", "private", "session"}));
+  app.add_option("--metrics-file", o.metrics_file,
+                 "keep nerved's metrics in FILE (absolute; NAME.prom in node_exporter's textfile folder)")
+      ->type_name("FILE");
+  app.add_option("--metrics-interval", raw.metrics_interval,
+                 "write the metrics file at most this often after changes, in ms or with a unit (default 5s)")
+      ->type_name("MS");
   app.add_option("--default-slice", o.default_slice, "the slice of a run that names none (default nerve.slice)")
       ->type_name("NAME")
       ->check([](const std::string& s) {
@@ -100,6 +106,8 @@ std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
   if (config->default_slice && app.count("--default-slice") == 0) o.default_slice = *config->default_slice;
   if (config->default_properties) o.default_properties = *config->default_properties;
   if (config->keep_finished) o.keep_finished = *config->keep_finished;
+  if (config->metrics_file && app.count("--metrics-file") == 0) o.metrics_file = *config->metrics_file;
+  if (config->metrics_interval) o.metrics_interval = config->metrics_interval->to<std::chrono::milliseconds>();
   o.config_file = named || ::access(path.c_str(), F_OK) == 0 ? path : "";
   return std::nullopt;
 }
@@ -134,6 +142,10 @@ DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
     if (auto bad = set_milliseconds("--systemd-timeout", raw.systemd_timeout, o.systemd_timeout)) return usage_error(*bad);
   if (app.count("--retry-first") != 0)
     if (auto bad = set_milliseconds("--retry-first", raw.retry_first, o.retry_first)) return usage_error(*bad);
+  if (app.count("--metrics-interval") != 0)
+    if (auto bad = set_milliseconds("--metrics-interval", raw.metrics_interval, o.metrics_interval)) return usage_error(*bad);
+  if (!o.metrics_file.empty() && (o.metrics_file.front() != '/' || o.metrics_file.back() == '/'))
+    return usage_error("--metrics-file must be the absolute path of a file, not " + quote_value(o.metrics_file));
   c.options = o;
   return c;
 }

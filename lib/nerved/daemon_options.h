@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/conventions.h"
+#include "base/defaults.h"
 #include "base/duration.h"
 
 #include <chrono>
@@ -33,6 +34,10 @@ struct DaemonOptions {
   std::string systemd_bus = "session";  // see --systemd-bus: private/auto can wait on a stopped manager
   // The slice of a run that names none (run_controls.h).
   std::string default_slice = "nerve.slice";
+  // The metrics file kept for node_exporter's textfile collector (metrics_file.h); "" for none.
+  std::string metrics_file;
+  // Its writes after changes come at most this often.
+  std::chrono::milliseconds metrics_interval = kMetricsInterval;
 };
 
 struct DaemonCommandLine {

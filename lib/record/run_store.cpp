@@ -229,6 +229,7 @@ Result<void> RunStore::save_receipt(const Receipt& receipt, Sync sync) const {
     Fd dir = open_run(receipt.run, IfMissing::Create).fd;
     write_file_atomic(dir.get(), kReceiptFile, to_json_text(receipt), run_path(receipt.run) + "/" + kReceiptFile, sync);
     StoreChange c;
+    c.receipt = &receipt;
     auto it = memory_.find(receipt.run);
     if (it != memory_.end()) {
       c.before = c.after = unpack(it->second.packed, receipt.run, pool_);

@@ -47,6 +47,7 @@ struct StoreChange {
   std::optional<Record> before;  // nullopt: the run had no record in memory
   std::optional<Record> after;   // nullopt: the run has none any more (quarantined, removed)
   std::optional<Cause> cause_before, cause_after;  // of the final receipt, if any
+  const Receipt* receipt = nullptr;  // the receipt this change wrote (save_receipt), else nullptr
 };
 
 namespace store_error {

@@ -1,4 +1,5 @@
-// The verbs about nerved as a whole: reconcile (a pass now) and sealing (can this host seal runs).
+// The verbs about nerved as a whole: reconcile (a pass now), sealing (can this host seal runs) and
+// metrics (GetMetrics's text, as it is).
 #include "ctl/full/client.h"
 #include "ctl/output.h"
 #include "ctl/verb_handlers.h"
@@ -34,6 +35,13 @@ int sealing(Context& ctx, const VerbArgs& a) {
   else
     std::printf("sealing: %s\n  %s\n", available ? "available" : "unavailable", detail.c_str());
   return available ? 0 : kExitError;
+}
+
+// nerved's metrics (GetMetrics) in --format, printed as they are.
+int metrics(Context& ctx, const VerbArgs& a) {
+  std::string text = ctx.client().GetMetrics(a.format);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
 }
 
 }  // namespace nerve::ctl

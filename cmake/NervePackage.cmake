@@ -5,6 +5,13 @@
 # the docs. python3-nerve (the component python, cmake/NervePython.cmake) is the Python package in
 # /usr/lib/python3/dist-packages/nerve, architecture all, depending on nerve and python3-jeepney: a
 # package of its own, so that a host without Python engines needs no Python.
+# libnerve0 (the component libnerve) is the C library, libnerve.so.0 and its link libnerve.so.0.x.y;
+# libnerve-dev (the component dev) its header nerve.h, the link libnerve.so, libnerve.pc and nerve(3).
+# Two packages, as Debian's policy has it for a shared library (8.1, 8.4): the library in a package
+# named for its soname, so that a libnerve1 could one day be installed beside it while programs built
+# against libnerve.so.0 still run; what only a build needs in -dev, so that hosts that run nervectl
+# and engines (which load libnerve.so.0) carry no header. nerve depends on libnerve0 (its nervectl
+# uses the library for every verb it runs itself).
 #
 # CPACK_SET_DESTDIR: CPack installs with CMAKE_INSTALL_PREFIX=/usr into a staging DESTDIR, so the
 # files rendered at install time (systemd/render.cmake) name /usr/bin/nerved, not the staging folder.
@@ -39,12 +46,33 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion")
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL nerve python)
+set(CPACK_COMPONENTS_ALL nerve python libnerve dev)
 set(CPACK_DEBIAN_NERVE_PACKAGE_NAME nerve)
 set(CPACK_DEBIAN_NERVE_FILE_NAME DEB-DEFAULT)
 # CPack (3.25) puts CPACK_PACKAGE_DESCRIPTION_SUMMARY first in each package's Description: these are
 # the text below it.
 set(CPACK_DEBIAN_NERVE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
+set(CPACK_DEBIAN_NERVE_PACKAGE_DEPENDS "${CPACK_DEBIAN_PACKAGE_DEPENDS}, libnerve0 (= ${PROJECT_VERSION})")
+# nervectl needs libnerve.so.0, which is in the staging folder of libnerve0: dpkg-shlibdeps is told
+# where (relative to the folder of the package it runs for).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "../libnerve/usr/${CMAKE_INSTALL_LIBDIR}")
+# The shlibs file and the ldconfig trigger of a package with a shared library (libnerve0).
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+set(CPACK_DEBIAN_LIBNERVE_PACKAGE_NAME libnerve0)
+set(CPACK_DEBIAN_LIBNERVE_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_LIBNERVE_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_LIBNERVE_PACKAGE_DEPENDS "libsystemd0, libc6")
+set(CPACK_DEBIAN_LIBNERVE_DESCRIPTION "libnerve, the C library of nerve: contain a process and exec, launch a
+command, wait for its end (with a timeout or from an event loop), reap, cancel, freeze and thaw a run
+and read its receipt, through nerved on the session bus (sd-bus). Errors are the bus errors' names.")
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libnerve-dev)
+set(CPACK_DEBIAN_DEV_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libnerve0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "The files to build C and C++ programs against libnerve: the header
+nerve.h, the link libnerve.so, pkg-config's libnerve.pc and the manual page nerve(3).")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-nerve)
 set(CPACK_DEBIAN_PYTHON_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)

@@ -1,13 +1,10 @@
-// The verbs that act on one run, all run by the front (front.h) with one sd-bus call each
-// (lean_call.h): reap and cancel (both print the receipt), freeze, thaw, forget.
+// The verbs that act on one run, all run by the front (front.h) through libnerve (nerve.h: one bus
+// call each): reap and cancel (both print the receipt), freeze, thaw, forget.
 #include "ctl/bus_error.h"
-#include "ctl/lean_call.h"
 #include "ctl/receipt.h"
 #include "ctl/verb_handlers.h"
 
-#include "base/conventions.h"
-
-#include <systemd/sd-bus.h>
+#include "libnerve/include/nerve.h"
 
 #include <csignal>
 
@@ -15,47 +12,48 @@ namespace nerve::ctl {
 
 namespace {
 
-// The answer of a Reap or Cancel: the receipt printed, or the failure told.
-int receipt_of(LeanCall& call, const Call& c) {
-  const char *outcome = nullptr, *receipt = nullptr;
-  if (!call.read("ss", &outcome, &receipt)) return report_bus_error(c.verb, call.failure());
-  return print_receipt(c.args, outcome, receipt);
+// What a call of libnerve answered: 0, or the failure told (R < 0, E set).
+int told(const Call& c, int r, nerve_error& e) {
+  if (r >= 0) return 0;
+  int code = report_bus_error(c.verb, BusFailure{e.name ? e.name : "System.Error.EIO", e.message ? e.message : ""});
+  nerve_error_free(&e);
+  return code;
 }
 
-// A Reap or Cancel waits the grace it gives, or without one the run's own grace (lean_call.h).
-void bound_by_grace(LeanCall& call, const VerbArgs& a) {
-  if (!a.grace_usec) call.bound_by_grace_of(a.run);
+// The answer of a Reap or Cancel: the receipt printed, or the failure told.
+int receipt_of(const Call& c, int r, nerve_receipt* receipt, nerve_error& e) {
+  if (r < 0) return told(c, r, e);
+  int code = print_receipt(c.args, receipt->outcome, receipt->json);
+  nerve_receipt_free(receipt);
+  return code;
 }
 
 // METHOD(run) with no answer but success.
-int run_call(const Call& c, const char* method) {
-  LeanCall call(method, kCallTimeoutUsec);
-  if (call.args()) call.check(sd_bus_message_append(call.args(), "s", c.args.run.c_str()));
-  if (!call.read("")) return report_bus_error(c.verb, call.failure());
-  return 0;
+int run_call(const Call& c, int (*method)(const char*, nerve_error*)) {
+  nerve_error e = NERVE_ERROR_NULL;
+  return told(c, method(c.args.run.c_str(), &e), e);
 }
 
 }  // namespace
 
+// A Reap or Cancel waits the grace it gives, or without one the run's own grace (libnerve bounds it).
 int reap(const Call& c) {
-  const VerbArgs& a = c.args;
-  LeanCall call("Reap", reap_call_timeout_usec(a.grace_usec));
-  bound_by_grace(call, a);
-  if (call.args()) call.check(sd_bus_message_append(call.args(), "st", a.run.c_str(), a.grace_usec));
-  return receipt_of(call, c);
+  nerve_error e = NERVE_ERROR_NULL;
+  nerve_receipt* receipt = nullptr;
+  int r = nerve_reap(c.args.run.c_str(), c.args.grace_usec, &receipt, &e);
+  return receipt_of(c, r, receipt, e);
 }
 
 int cancel(const Call& c) {
   const VerbArgs& a = c.args;
-  LeanCall call("Cancel", reap_call_timeout_usec(a.grace_usec));
-  bound_by_grace(call, a);
-  int signal = a.signal ? a.signal : SIGTERM;
-  if (call.args()) call.check(sd_bus_message_append(call.args(), "sit", a.run.c_str(), signal, a.grace_usec));
-  return receipt_of(call, c);
+  nerve_error e = NERVE_ERROR_NULL;
+  nerve_receipt* receipt = nullptr;
+  int r = nerve_cancel(a.run.c_str(), a.signal ? a.signal : SIGTERM, a.grace_usec, &receipt, &e);
+  return receipt_of(c, r, receipt, e);
 }
 
-int freeze(const Call& c) { return run_call(c, "Freeze"); }
-int thaw(const Call& c) { return run_call(c, "Thaw"); }
-int forget(const Call& c) { return run_call(c, "Forget"); }
+int freeze(const Call& c) { return run_call(c, nerve_freeze); }
+int thaw(const Call& c) { return run_call(c, nerve_thaw); }
+int forget(const Call& c) { return run_call(c, nerve_forget); }
 
 }  // namespace nerve::ctl

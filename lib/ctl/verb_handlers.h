@@ -1,7 +1,7 @@
 // The handlers of nervectl's verbs, as the table (verb_table.h) names them. Each gets its checked
 // arguments (args.cpp), makes its bus calls and prints.
 //   - The front's (lib/ctl): launch without --wait (launch.cpp) and the verbs that act on one run
-//     (run_verbs.cpp), with sd-bus (lean_call.h); both programs run them.
+//     (run_verbs.cpp), through libnerve (libnerve/nerve.h); both programs run them.
 //   - nervectl-full's (lib/ctl/full, one file each or one for a few small ones), with the generated
 //     proxy on a Context: declared here so that the table can name them, defined only in nervectl-full,
 //     and named only where the front never compiles a call to them (verb_table.h).

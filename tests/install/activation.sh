@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# activation.sh PREFIX: run by check-install.sh inside a private user manager (the harness) whose unit
+# activation.sh PREFIX [C_CLIENT]: run by check-install.sh inside a private user manager (the harness) whose unit
 # path and session bus data folders include PREFIX. Checks, in this order:
 #   - `systemd-analyze --user verify` of the installed PREFIX/lib/systemd/user/nerved.service passes
 #     (this includes its Documentation=man:nerved(8), found through MANPATH);
@@ -9,9 +9,11 @@
 #   - nerved.service is now active, its main process runs PREFIX/bin/nerved, and that process owns
 #     org.nerve.Lifecycle1: the activation went through the installed unit (SystemdService=), not a
 #     direct Exec by the bus;
+#   - C_CLIENT bus (check-install.sh's C program on the installed libnerve) gets nerved's named error
+#     for a bad run id;
 #   - `systemctl --user stop nerved` stops it (nothing of it is left for the harness to kill).
 set -u
-prefix=$1
+prefix=$1 client=${2:-}
 fail() { echo "activation: FAIL: $*"; exit 1; }
 unit=$prefix/lib/systemd/user/nerved.service
 dbus_call() { busctl --user call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus "$@"; }
@@ -36,6 +38,11 @@ exe=$(readlink "/proc/$pid/exe")
 owner=$(dbus_call GetConnectionUnixProcessID s org.nerve.Lifecycle1)
 [[ $owner == "u $pid" ]] || fail "org.nerve.Lifecycle1 is owned by pid '${owner#u }', not by nerved.service's $pid"
 echo "activation: nervectl list started $exe (pid $pid) as nerved.service through D-Bus activation"
+
+if [[ -n $client ]]; then
+    out=$("$client" bus 2>&1) || fail "the C program on the installed libnerve: $out"
+    echo "activation: $out"
+fi
 
 systemctl --user stop nerved.service || fail "systemctl --user stop nerved.service failed"
 state=$(systemctl --user is-active nerved.service)

@@ -15,7 +15,8 @@
 #    `apt-get install` of both (offline: the dependencies are the machine's installed packages),
 #    the installed programs answer --help, the installed Python package imports (its byte code
 #    compiled by its postinst), `apt-get remove` removes every file of both packages, `dpkg -P`
-#    purges them; then the overlay's upper layer holds nothing outside dpkg's and apt's own state
+#    purges them (with libnerve0 and libnerve-dev, against which a C program is built and run there);
+#    then the overlay's upper layer holds nothing outside dpkg's and apt's own state
 #    and caches: the packages left no file behind (byte code included) and removed none of the machine's.
 # Exit 0 all good; 1 a check failed; 2 bad usage or missing tools.
 set -u
@@ -66,6 +67,24 @@ outside=$(grep -v '^\./usr/lib/python3/dist-packages/nerve/[a-z_]*\.py$' <<<"$py
 [[ -z $outside ]] || fail "python3-nerve has files that are not the package's sources: $outside"
 grep -qx './usr/lib/python3/dist-packages/nerve/__init__.py' <<<"$pyfiles" || fail "python3-nerve lacks nerve/__init__.py"
 cp "$pydeb" "$tmp/python3-nerve.deb"
+
+# libnerve0: the library and its soname link, named in nerve's Depends; libnerve-dev: nerve.h, the
+# link libnerve.so, libnerve.pc and nerve(3) (cmake/NervePackage.cmake says why two packages).
+[[ ", $depends" == *", libnerve0 ("* ]] || fail "nerve's Depends lacks libnerve0: $depends"
+for pkg in libnerve0 libnerve-dev; do
+    found=("$tmp"/out/${pkg}_*_*.deb)
+    [[ ${#found[@]} == 1 && -f ${found[0]} ]] || fail "expected one ${pkg}_<version>_<arch>.deb, got: $(ls "$tmp/out")"
+    cp "${found[0]}" "$tmp/$pkg.deb"
+    echo "deb: built ${found[0]##*/}: Depends: $(dpkg-deb --field "${found[0]}" Depends)"
+done
+libfiles=$(dpkg-deb --contents "$tmp/libnerve0.deb" | awk '$1 !~ /^d/ {print $6}')
+grep -q '/libnerve\.so\.0$' <<<"$libfiles" && ! grep -q '/libnerve\.so$\|nerve\.h$' <<<"$libfiles" ||
+    fail "libnerve0 does not hold libnerve.so.0 alone: $libfiles"
+devfiles=$(dpkg-deb --contents "$tmp/libnerve-dev.deb" | awk '$1 !~ /^d/ {print $6}')
+for f in /usr/include/nerve.h /libnerve.so /pkgconfig/libnerve.pc /usr/share/man/man3/nerve.3; do
+    grep -q -- "$f\(\.gz\)\?$" <<<"$devfiles" || fail "libnerve-dev lacks $f: $devfiles"
+done
+cp "$(dirname "${BASH_SOURCE[0]}")/libnerve_client.c" "$tmp/"
 
 # 2. Install and remove in an overlay of the root file system, in a private mount namespace.
 cp "$deb" "$tmp/nerve.deb"

@@ -11,7 +11,10 @@
 #    folders extended by P (SYSTEMD_UNIT_PATH, XDG_DATA_DIRS: the environment the manager and its
 #    dbus-daemon inherit), activation.sh checks the installed unit with `systemd-analyze --user
 #    verify` and shows that `nervectl list` with no nerved running starts P/bin/nerved as
-#    nerved.service through D-Bus activation.
+#    nerved.service through D-Bus activation (nervectl and nervectl-full find P's libnerve.so.0 by
+#    their RUNPATH), and that a C program built against P's nerve.h and libnerve.pc reaches it.
+# 1 also builds that program (libnerve_client.c) with the C compiler, through pkg-config only, and
+# runs it against P's libnerve.so.0.
 # Exit 0 all good; 1 a check failed (one line each); 2 bad usage.
 set -u
 (( $# == 2 )) || { echo "usage: check-install.sh BUILD_DIR HARNESS" >&2; exit 2; }
@@ -41,7 +44,7 @@ manifest_under() {
     done <"$build/install_manifest.txt"
     (( n > 0 )) || fail "the install manifest is empty"
     local found
-    found=$(find "$dest$prefix" -type f | wc -l)
+    found=$(find "$dest$prefix" ! -type d | wc -l)  # files and links (libnerve.so.0)
     (( found == n )) || fail "$found files under $dest$prefix, but $n in the install manifest"
     echo "install: $n files, all under ${dest:+DESTDIR }$dest$prefix"
 }
@@ -83,6 +86,24 @@ grep -qx "ExecStart=$prefix/bin/nerved" "$prefix/lib/systemd/user/nerved.service
     fail "nerved.service does not say ExecStart=$prefix/bin/nerved: $(grep ExecStart "$prefix/lib/systemd/user/nerved.service")"
 grep -qx "Exec=$prefix/bin/nerved" "$prefix/share/dbus-1/services/org.nerve.Lifecycle1.service" ||
     fail "org.nerve.Lifecycle1.service does not say Exec=$prefix/bin/nerved"
+# libnerve: the library with its soname link and link for builds, nerve.h, libnerve.pc, nerve(3); a C
+# program built through pkg-config alone (no path of this tree) against them runs.
+pc=$(find "$prefix" -name libnerve.pc)
+[[ -f $prefix/include/nerve.h && -f $prefix/share/man/man3/nerve.3 && -n $pc ]] ||
+    fail "libnerve's nerve.h, nerve(3) or libnerve.pc is not installed"
+libdir=$(PKG_CONFIG_PATH=${pc%/*} pkg-config --variable=libdir libnerve)
+[[ -L $libdir/libnerve.so && -L $libdir/libnerve.so.0 && -f $(readlink -f "$libdir/libnerve.so.0") ]] ||
+    fail "libnerve.so and libnerve.so.0 are not links to the library in $libdir"
+client=$tmp/libnerve_client
+if ! cc -std=c99 -pedantic-errors -Wall -Wextra -o "$client" "$here/libnerve_client.c" \
+        $(PKG_CONFIG_PATH=${pc%/*} pkg-config --cflags --libs libnerve) -Wl,-rpath,"$libdir" >"$tmp/cc.log" 2>&1; then
+    cat "$tmp/cc.log"; fail "a C program does not build against the installed nerve.h and libnerve.pc"
+elif ! out=$("$client" 2>&1); then
+    fail "the C program against the installed libnerve: $out"
+else
+    [[ $(ldd "$client") == *"$libdir/libnerve.so.0"* ]] || fail "the C program does not load $libdir/libnerve.so.0"
+    echo "install: a C program built through pkg-config libnerve runs ($out)"
+fi
 if grep -rl /usr/local "$prefix/lib" "$prefix/share/dbus-1" >/dev/null 2>&1; then
     fail "an installed file names /usr/local: $(grep -rl /usr/local "$prefix/lib" "$prefix/share/dbus-1")"
 fi
@@ -105,7 +126,7 @@ mkdir -p "$tmp/state"
 if ! SYSTEMD_UNIT_PATH="$prefix/lib/systemd/user:" \
      XDG_DATA_DIRS="$prefix/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}" \
      XDG_STATE_HOME="$tmp/state" MANPATH="$prefix/share/man:" NERVE_FORCE_PRIVATE_MANAGER=1 \
-     "$harness" -- "$here/activation.sh" "$prefix"; then
+     "$harness" -- "$here/activation.sh" "$prefix" "$client"; then
     fail "activation.sh failed in the private user manager"
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deb-in-overlay.sh TMP: run by check-deb.sh in a private mount namespace (unshare --mount). Mounts
 # the root file system as the lower layer of an overlay whose upper layer is a tmpfs, chroots into it,
-# installs TMP/nerve.deb and TMP/python3-nerve.deb with apt-get, removes and purges them, then lists what the upper layer still
+# installs TMP/nerve.deb, TMP/python3-nerve.deb, TMP/libnerve0.deb and TMP/libnerve-dev.deb with
+# apt-get, builds TMP/libnerve_client.c with cc and pkg-config against them and runs it, removes and purges them, then lists what the upper layer still
 # holds outside dpkg's and apt's state (/var/lib/dpkg, /var/lib/apt, /var/cache, /var/log): that must be
 # nothing. Nothing here is seen outside the namespace, and the machine's files are never written.
 set -u
@@ -15,13 +16,16 @@ mount -t overlay overlay -o "lowerdir=/,upperdir=$layer/upper,workdir=$layer/wor
     fail "cannot mount the overlay of /"
 mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" || fail "cannot mount /proc or /dev in the overlay"
 mount -t tmpfs tmpfs "$root/tmp" && mount -t tmpfs tmpfs "$root/run" || fail "cannot mount /tmp or /run in the overlay"
-cp "$tmp/nerve.deb" "$tmp/python3-nerve.deb" "$root/tmp/"
+cp "$tmp/nerve.deb" "$tmp/python3-nerve.deb" "$tmp/libnerve0.deb" "$tmp/libnerve-dev.deb" "$tmp/libnerve_client.c" \
+   "$root/tmp/"
 
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
 
-in_root apt-get install -y -o Dpkg::Use-Pty=0 /tmp/nerve.deb /tmp/python3-nerve.deb >"$tmp/apt-install.log" 2>&1 ||
-    { cat "$tmp/apt-install.log"; fail "apt-get install ./nerve.deb ./python3-nerve.deb failed"; }
-files=$(in_root dpkg -L nerve python3-nerve | while read -r f; do [[ -f $root$f ]] && echo "$f"; done)
+pkgs=(nerve python3-nerve libnerve0 libnerve-dev)
+in_root apt-get install -y -o Dpkg::Use-Pty=0 /tmp/nerve.deb /tmp/python3-nerve.deb /tmp/libnerve0.deb \
+    /tmp/libnerve-dev.deb >"$tmp/apt-install.log" 2>&1 ||
+    { cat "$tmp/apt-install.log"; fail "apt-get install of ${pkgs[*]} failed"; }
+files=$(in_root dpkg -L "${pkgs[@]}" | while read -r f; do [[ -f $root$f ]] && echo "$f"; done)
 [[ $files == *"/usr/bin/nerved"* && $files == *"/usr/lib/systemd/user/nerved.service"* &&
    $files == *"/usr/libexec/nerve/nerve-held"* && $files == *"/usr/libexec/nerve/nerve-hold"* ]] ||
     fail "dpkg -L nerve does not list the programs and the unit: $files"
@@ -31,16 +35,20 @@ in_root man -w nerved >/dev/null 2>&1 || fail "man -w nerved does not find the i
 where=$(in_root /usr/bin/python3 -c 'import nerve, nerve.aio; print(nerve.__file__)' 2>&1) ||
     fail "the installed Python package does not import: $where"
 [[ $where == /usr/lib/python3/dist-packages/nerve/__init__.py ]] || fail "import nerve found $where"
-echo "deb: apt-get install: $(wc -l <<<"$files") files installed; import nerve: $where"
+out=$(in_root sh -c 'cc -std=c99 -pedantic-errors -o /tmp/client /tmp/libnerve_client.c $(pkg-config --cflags --libs libnerve) && /tmp/client' 2>&1) ||
+    fail "a C program against the installed libnerve-dev: $out"
+echo "deb: apt-get install: $(wc -l <<<"$files") files installed; import nerve: $where; C: $out"
 
-in_root apt-get remove -y -o Dpkg::Use-Pty=0 python3-nerve nerve >"$tmp/apt-remove.log" 2>&1 ||
-    { cat "$tmp/apt-remove.log"; fail "apt-get remove python3-nerve nerve failed"; }
+in_root apt-get remove -y -o Dpkg::Use-Pty=0 "${pkgs[@]}" >"$tmp/apt-remove.log" 2>&1 ||
+    { cat "$tmp/apt-remove.log"; fail "apt-get remove ${pkgs[*]} failed"; }
 left=$(while read -r f; do [[ -e $root$f ]] && echo "$f"; done <<<"$files")
 [[ -z $left ]] || fail "apt-get remove left: $left"
 [[ ! -e $root/usr/lib/python3/dist-packages/nerve ]] || fail "apt-get remove left $(find "$root/usr/lib/python3/dist-packages/nerve" | head -3)"
-in_root dpkg -P python3-nerve nerve >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log"; fail "dpkg -P failed"; }
+in_root dpkg -P "${pkgs[@]}" >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log"; fail "dpkg -P failed"; }
 in_root dpkg -s nerve >/dev/null 2>&1 && fail "dpkg -s nerve still knows the package after dpkg -P"
-in_root dpkg -s python3-nerve >/dev/null 2>&1 && fail "dpkg -s python3-nerve still knows the package after dpkg -P"
+for p in python3-nerve libnerve0 libnerve-dev; do
+    in_root dpkg -s "$p" >/dev/null 2>&1 && fail "dpkg -s $p still knows the package after dpkg -P"
+done
 echo "deb: apt-get remove and dpkg -P: no file of the package left"
 
 # The upper layer: only dpkg/apt state may remain (and directories whose timestamps changed).

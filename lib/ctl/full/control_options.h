@@ -1,6 +1,6 @@
 // A run's controls (-p, --timeout, --slice) as sdbus-c++ values, for the calls of nervectl-full
-// (launch --wait's Contain, slice set). The front's launch appends the same options with sd-bus
-// (launch.cpp); nerved checks them.
+// (launch --wait's Contain, slice set). The front's launch gives the same options to libnerve
+// (launch.cpp, libnerve/options.h); nerved checks them.
 #pragma once
 
 #include "ctl/ctl.h"

@@ -3,7 +3,7 @@
 #include "ctl/full/client.h"
 #include "ctl/full/control_options.h"
 #include "ctl/verb_handlers.h"
-#include "ctl/exec_command.h"
+#include "process/exec_command.h"
 #include "base/fd.h"
 #include "process/held_child.h"
 #include "base/host.h"

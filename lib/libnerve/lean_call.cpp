@@ -1,4 +1,6 @@
-#include "ctl/lean_call.h"
+#include "libnerve/lean_call.h"
+
+#include "libnerve/error.h"
 
 #include "base/conventions.h"
 
@@ -10,7 +12,7 @@
 #include <ctime>
 #include <string>
 
-namespace nerve::ctl {
+namespace nerve::lib {
 
 namespace {
 
@@ -80,7 +82,7 @@ void LeanCall::fail_errno(int r, const char* what) {
   failed_ = true;
   sd_bus_error e = SD_BUS_ERROR_NULL;
   sd_bus_error_set_errno(&e, r);
-  failure_ = {e.name ? e.name : "System.Error", std::string(what) + " (" + (e.message ? e.message : "") + ")"};
+  failure_ = {e.name ? e.name : "System.Error", std::string(what) + " (" + (e.message ? e.message : "") + ")", -r};
   sd_bus_error_free(&e);
 }
 
@@ -147,7 +149,7 @@ bool LeanCall::send() {
 bool LeanCall::timed_out() {
   failed_ = true;
   failure_ = {"org.freedesktop.DBus.Error.Timeout",
-              std::string("no answer to ") + sd_bus_message_get_member(call_) + " within " + bound_why_};
+              std::string("no answer to ") + sd_bus_message_get_member(call_) + " within " + bound_why_, ETIMEDOUT};
   return false;
 }
 
@@ -168,7 +170,7 @@ bool LeanCall::wait_for_reply() {
   }
   if (const sd_bus_error* e = sd_bus_message_get_error(reply_)) {
     failed_ = true;
-    failure_ = {e->name ? e->name : "", e->message ? e->message : ""};
+    failure_ = {e->name ? e->name : "", e->message ? e->message : "", sd_bus_error_get_errno(e)};
     return false;
   }
   return true;
@@ -184,8 +186,17 @@ bool LeanCall::read(const char* types, ...) {
   if (r > 0) return true;
   failed_ = true;
   failure_ = {"org.freedesktop.DBus.Error.InvalidArgs",
-              "unexpected reply (not " + std::string(types) + ") to " + sd_bus_message_get_member(call_)};
+              "unexpected reply (not " + std::string(types) + ") to " + sd_bus_message_get_member(call_), EBADMSG};
   return false;
 }
 
-}  // namespace nerve::ctl
+std::string LeanCall::reply_sender() const {
+  const char* sender = reply_ ? sd_bus_message_get_sender(reply_) : nullptr;
+  return sender ? sender : "";
+}
+
+int LeanCall::fail_into(nerve_error* error) const {
+  return set_error(error, failure_.name, failure_.message, failure_.errno_value);
+}
+
+}  // namespace nerve::lib

@@ -1,4 +1,4 @@
-#include "ctl/exec_command.h"
+#include "process/exec_command.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 
-namespace nerve::ctl {
+namespace nerve {
 
 void set_run_environment(const std::string& run, unsigned attempt, const std::string& invocation_id) {
   ::setenv("NERVE_RUN", run.c_str(), 1);
@@ -29,4 +29,4 @@ int exec_command(const std::vector<std::string>& cmd) {
   return errno;
 }
 
-}  // namespace nerve::ctl
+}  // namespace nerve

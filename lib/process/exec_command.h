@@ -1,12 +1,10 @@
 // The last step of every launch: exec the command in place, with the signal handling it expects.
 #pragma once
 
-#include "ctl/ctl.h"
-
 #include <string>
 #include <vector>
 
-namespace nerve::ctl {
+namespace nerve {
 
 // The command's own view of its run: NERVE_RUN, NERVE_RUN_ATTEMPT, INVOCATION_ID in
 // this process's environment, from Contain's reply, before the exec.
@@ -17,4 +15,4 @@ void set_run_environment(const std::string& run, unsigned attempt, const std::st
 // with errno.
 int exec_command(const std::vector<std::string>& cmd);
 
-}  // namespace nerve::ctl
+}  // namespace nerve

@@ -1,6 +1,6 @@
-// One method call of nervectl's front to nerved (org.nerve.Lifecycle1.Manager) with sd-bus
-// (libsystemd) on a session bus connection of its own, for the verbs the front runs itself (launch,
-// reap, cancel, freeze, thaw, forget; front.h). No sdbus-c++ and no round trip before the call: sd-bus
+// One method call of libnerve to nerved (org.nerve.Lifecycle1.Manager) with sd-bus (libsystemd) on a
+// session bus connection of its own, for every call that takes a run id (nerve.h: contain, reap,
+// cancel, freeze, thaw, forget, status; so for each verb nervectl's front runs itself). No sdbus-c++ and no round trip before the call: sd-bus
 // sends the authentication in one write and, once dbus-daemon accepts it, the Hello it requires and
 // this call back to back, so the call costs one round trip after the authentication's, where a
 // connection set up first costs two.
@@ -17,7 +17,8 @@
 // common launch, answered well within the bound, makes no query.
 #pragma once
 
-#include "ctl/bus_error.h"
+
+#include "libnerve/include/nerve.h"
 
 #include <cstdint>
 #include <string>
@@ -25,7 +26,16 @@
 struct sd_bus;
 struct sd_bus_message;
 
-namespace nerve::ctl {
+namespace nerve::lib {
+
+// Why a call failed, as D-Bus names it (the bus's error, nerved's org.nerve.Lifecycle1.Error.*, or
+// the errno of a connection that could not be made, e.g. System.Error.ECONNREFUSED), with the errno
+// sd-bus gives that name (nerve.h's return value).
+struct CallFailure {
+  std::string name;
+  std::string message;
+  int errno_value = 0;
+};
 
 class LeanCall {
  public:
@@ -48,9 +58,21 @@ class LeanCall {
   // Sends the call, waits for its reply and reads it by TYPES ("" for none; sd_bus_message_read:
   // strings stay valid as long as this object). false when the call failed: failure() says why.
   bool read(const char* types, ...);
-  const BusFailure& failure() const { return failure_; }
+  const CallFailure& failure() const { return failure_; }
   // Closes the connection (before an exec: the command inherits no bus fd).
   void close();
+  // The connection, to add a match to before read(); release() hands it over (a Launch's, which
+  // owns the run), and it is then the caller's to close.
+  sd_bus* bus() { return bus_; }
+  // The unique name that sent the reply ("" before it came).
+  std::string reply_sender() const;
+  sd_bus* release() {
+    sd_bus* b = bus_;
+    bus_ = nullptr;
+    return b;
+  }
+  // The failure as nerve.h returns it: -errno, with *ERROR filled.
+  int fail_into(nerve_error* error) const;
   // The answer M to the query of the run's grace (bound_by_grace_of); sets the bound from it.
   void grace_answered(sd_bus_message* m);
   // The answer M to the query of nerved's default grace (bound_by_default_grace).
@@ -73,7 +95,7 @@ class LeanCall {
   std::string bound_why_;            // what the bound is, for the timeout's message
   bool ask_default_grace_ = false;   // at the bound, ask nerved's default grace (once)
   bool failed_ = false;
-  BusFailure failure_;
+  CallFailure failure_;
 };
 
-}  // namespace nerve::ctl
+}  // namespace nerve::lib

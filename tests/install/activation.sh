@@ -9,6 +9,7 @@
 #   - nerved.service is now active, its main process runs PREFIX/bin/nerved, and that process owns
 #     org.nerve.Lifecycle1: the activation went through the installed unit (SystemdService=), not a
 #     direct Exec by the bus;
+#   - PREFIX/bin/nerve-sh and nerve-bash run a command as a run, through PREFIX/bin/nervectl;
 #   - `systemctl --user stop nerved` stops it (nothing of it is left for the harness to kill).
 set -u
 prefix=$1
@@ -36,6 +37,14 @@ exe=$(readlink "/proc/$pid/exe")
 owner=$(dbus_call GetConnectionUnixProcessID s org.nerve.Lifecycle1)
 [[ $owner == "u $pid" ]] || fail "org.nerve.Lifecycle1 is owned by pid '${owner#u }', not by nerved.service's $pid"
 echo "activation: nervectl list started $exe (pid $pid) as nerved.service through D-Bus activation"
+
+# The installed nerve-sh and nerve-bash run their command as a run through the nervectl next to them
+# (no other in PATH), with bash as nerve-bash.
+out=$(PATH=/usr/bin:/bin "$prefix/bin/nerve-sh" -c 'echo "$NERVE_RUN"' 2>&1) || fail "the installed nerve-sh failed: $out"
+[[ $out =~ -[0-9]{8}T[0-9]{6}\.[0-9]{9}-[0-9]+$ ]] || fail "the installed nerve-sh's command saw NERVE_RUN='$out'"
+out=$(PATH=/usr/bin:/bin "$prefix/bin/nerve-bash" -c 'echo "$BASH_VERSION"' 2>&1) || fail "the installed nerve-bash failed: $out"
+[[ -n $out ]] || fail "the installed nerve-bash did not run bash"
+echo "activation: $prefix/bin/nerve-sh and nerve-bash ran their commands as runs"
 
 systemctl --user stop nerved.service || fail "systemctl --user stop nerved.service failed"
 state=$(systemctl --user is-active nerved.service)

@@ -11,6 +11,7 @@
 #     direct Exec by the bus;
 #   - C_CLIENT bus (check-install.sh's C program on the installed libnerve) gets nerved's named error
 #     for a bad run id;
+#   - PREFIX/bin/nerve-sh and nerve-bash run a command as a run, through PREFIX/bin/nervectl;
 #   - `systemctl --user stop nerved` stops it (nothing of it is left for the harness to kill).
 set -u
 prefix=$1 client=${2:-}
@@ -43,6 +44,13 @@ if [[ -n $client ]]; then
     out=$("$client" bus 2>&1) || fail "the C program on the installed libnerve: $out"
     echo "activation: $out"
 fi
+# The installed nerve-sh and nerve-bash run their command as a run through the nervectl next to them
+# (no other in PATH), with bash as nerve-bash.
+out=$(PATH=/usr/bin:/bin "$prefix/bin/nerve-sh" -c 'echo "$NERVE_RUN"' 2>&1) || fail "the installed nerve-sh failed: $out"
+[[ $out =~ -[0-9]{8}T[0-9]{6}\.[0-9]{9}-[0-9]+$ ]] || fail "the installed nerve-sh's command saw NERVE_RUN='$out'"
+out=$(PATH=/usr/bin:/bin "$prefix/bin/nerve-bash" -c 'echo "$BASH_VERSION"' 2>&1) || fail "the installed nerve-bash failed: $out"
+[[ -n $out ]] || fail "the installed nerve-bash did not run bash"
+echo "activation: $prefix/bin/nerve-sh and nerve-bash ran their commands as runs"
 
 systemctl --user stop nerved.service || fail "systemctl --user stop nerved.service failed"
 state=$(systemctl --user is-active nerved.service)

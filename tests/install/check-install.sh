@@ -44,7 +44,7 @@ manifest_under() {
     done <"$build/install_manifest.txt"
     (( n > 0 )) || fail "the install manifest is empty"
     local found
-    found=$(find "$dest$prefix" ! -type d | wc -l)  # files and links (libnerve.so.0)
+    found=$(find "$dest$prefix" ! -type d | wc -l)  # files and links (libnerve.so.0, nerve-bash)
     (( found == n )) || fail "$found files under $dest$prefix, but $n in the install manifest"
     echo "install: $n files, all under ${dest:+DESTDIR }$dest$prefix"
 }
@@ -58,7 +58,10 @@ for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve
          share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
          share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
          share/bash-completion/completions/nervectl \
+         bin/nerve-sh bin/nerve-bash share/man/man1/nerve-sh.1 share/man/man1/nerve-bash.1 \
+         share/bash-completion/completions/nerve-sh share/bash-completion/completions/nerve-bash \
          share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md \
+         share/doc/nerve/adopting.md \
          lib/python3/dist-packages/nerve/__init__.py lib/python3/dist-packages/nerve/aio.py; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done

@@ -241,6 +241,9 @@ class Supervisor {
       if (parent_ended()) return owner_gone(true);
       pollfd fds[3] = {{sigfd_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}, {parentfd_.get(), POLLIN, 0}};
       if (::poll(fds, 3, -1) < 0 && errno != EINTR) return fail("poll", errno);
+      // A signal before CMD's end: one sent to a process group that holds both (Ctrl-C, parallel's
+      // --termseq) is pending here before CMD can have exited of it, and it cancels the run.
+      if (fds[0].revents) continue;
       if (fds[1].revents) {
         int status = reap_child();
         finish_run();

@@ -10,7 +10,10 @@
 // (no descendant outlives it) and nervectl exits with CMD's status (code, or 128 + signal). When a
 // signal n arrives, at whatever step, the run is cancelled: n is passed to every process of the
 // scope, what is left after the grace is killed, and nervectl exits 128 + n once the scope is
-// confirmed empty. A child that was not contained yet is simply killed: it never ran CMD.
+// confirmed empty; a signal that is pending when CMD's end is seen comes first (a signal to a process
+// group that holds both, such as Ctrl-C, is pending before CMD can have exited of it), so such a run's
+// receipt says cancelled, not exited. A child that was not contained yet is simply killed: it never
+// ran CMD.
 // The run ends with the process that ran `nervectl launch --wait` (the engine), as a plain launch's
 // does: the supervisor holds a pidfd of its parent and, when it becomes readable (the engine ended,
 // even by a SIGKILL of its pid alone), closes its bus connection, so that nerved reaps the run with

@@ -13,8 +13,10 @@ unclassified:
     first line is a #! of sh, bash or python (the package's maintainer scripts);
   - data, which carries no line: documentation and text (.md .txt), data a test or a program reads
     (.json .xml .baseline .yml .yaml .prom .expected), patches, go.mod and go.sum, systemd and D-Bus
-    unit templates (.service.in), .gitignore, LICENSE itself. None of it is generated or vendored
-    code: nerve has none in its tree (generated headers are made in the build folder).
+    unit templates (.service.in), the packages' changelog, copyright file and lintian overrides
+    (cmake/deb/: Debian's formats; the copyright file says the license itself), .gitignore,
+    LICENSE. None of it is generated or vendored code: nerve has none in its tree (generated
+    headers are made in the build folder).
 Without --fix: lists each source file that lacks the line, and each unclassified file (add its kind
 to SOURCE or DATA below), and exits 1 if there is any; 0 otherwise; 77 when SOURCE_DIR is not a git
 checkout (ctest skips). With --fix: inserts the line into each source file that lacks it, first
@@ -40,7 +42,8 @@ SOURCE = [
     ("*.smk", "# {}"), ("*.toml", "# {}"), ("*.pc.in", "# {}"), ("*.scd", "; {}"),
 ]
 DATA = ["*.md", "*.txt", "*.json", "*.xml", "*.baseline", "*.yml", "*.yaml", "*.prom",
-        "*.expected", "*.patch", "go.mod", "go.sum", "*.service.in", ".gitignore", "LICENSE"]
+        "*.expected", "*.patch", "go.mod", "go.sum", "*.service.in", ".gitignore", "LICENSE",
+        "changelog", "copyright", "*.lintian-overrides"]
 SHEBANG = re.compile(r"^#!\s*\S*(/|env\s+)(sh|bash|python3?)\b")
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=]")
 

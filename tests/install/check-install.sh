@@ -53,9 +53,10 @@ fi
 manifest_under "$prefix"
 for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve-held lib/systemd/user/nerved.service \
          share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
-         share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
+         share/man/man1/nervectl.1.gz share/man/man8/nerved.8.gz share/man/man7/nerve-dbus.7.gz \
          share/bash-completion/completions/nervectl \
          share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md \
+         share/doc/nerve/copyright share/doc/nerve/changelog.gz share/doc/python3-nerve/copyright \
          lib/python3/dist-packages/nerve/__init__.py lib/python3/dist-packages/nerve/aio.py; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done

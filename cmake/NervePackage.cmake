@@ -13,15 +13,25 @@
 # and engines (which load libnerve.so.0) carry no header. nerve depends on libnerve0 (its nervectl
 # uses the library for every verb it runs itself).
 #
+# Every package has its copyright file and changelog, and nerve its lintian override
+# (cmake/NervePackageDocs.cmake); tests/install/check-lintian.sh holds them to lintian.
+#
 # CPACK_SET_DESTDIR: CPack installs with CMAKE_INSTALL_PREFIX=/usr into a staging DESTDIR, so the
 # files rendered at install time (systemd/render.cmake) name /usr/bin/nerved, not the staging folder.
 set(CPACK_PACKAGE_NAME nerve)
 set(CPACK_PACKAGE_VENDOR "nerve")
-set(CPACK_PACKAGE_CONTACT "nerve maintainers <nerve@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "contained workflow runs in systemd user scopes, with verified reaps")
-set(CPACK_PACKAGE_DESCRIPTION "nerved puts every run of a workflow into its own transient systemd user
-scope and reaps it by stopping the scope and proving its cgroup is empty, so nothing a run started
-keeps running. nervectl is its command line; workflow engines use its D-Bus API (org.nerve.Lifecycle1).")
+include(NervePackageDocs)
+set(CPACK_PACKAGE_CONTACT "${NERVE_DEB_MAINTAINER}")
+# Each package's Description: its first line is the synopsis, the rest the extended description,
+# every line within 80 columns (CPack copies the lines as they are). No
+# CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put that one synopsis above both packages' text.
+set(CPACK_PACKAGE_DESCRIPTION "workflow runs contained in systemd user scopes, reaped with proof
+nerved puts every run of a workflow into its own transient systemd user
+scope before its command starts, and reaps a run by stopping the scope and
+proving that its cgroup is empty: nothing a run started keeps running, not
+even processes that called setsid, double-forked or ignore SIGTERM.
+nervectl is its command line; workflow engines use its D-Bus API,
+org.nerve.Lifecycle1.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_SET_DESTDIR ON)
@@ -31,6 +41,7 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # nerve_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SOURCE nerve)  # both packages come from this one source tree
 # Libraries (libsdbus-c++1, libspdlog, libstdc++6, ...) from dpkg-shlibdeps when it is there; named
 # by hand otherwise. Besides: a systemd user manager and the session bus it manages
 # (dbus-user-session), and libsystemd0, the sd-bus under sdbus-c++ (a dependency of libsdbus-c++1
@@ -49,8 +60,6 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL nerve python libnerve dev)
 set(CPACK_DEBIAN_NERVE_PACKAGE_NAME nerve)
 set(CPACK_DEBIAN_NERVE_FILE_NAME DEB-DEFAULT)
-# CPack (3.25) puts CPACK_PACKAGE_DESCRIPTION_SUMMARY first in each package's Description: these are
-# the text below it.
 set(CPACK_DEBIAN_NERVE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_DEBIAN_NERVE_PACKAGE_DEPENDS "${CPACK_DEBIAN_PACKAGE_DEPENDS}, libnerve0 (= ${PROJECT_VERSION})")
 # nervectl needs libnerve.so.0, which is in the staging folder of libnerve0: dpkg-shlibdeps is told
@@ -63,16 +72,20 @@ set(CPACK_DEBIAN_LIBNERVE_PACKAGE_NAME libnerve0)
 set(CPACK_DEBIAN_LIBNERVE_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_LIBNERVE_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIBNERVE_PACKAGE_DEPENDS "libsystemd0, libc6")
-set(CPACK_DEBIAN_LIBNERVE_DESCRIPTION "libnerve, the C library of nerve: contain a process and exec, launch a
-command, wait for its end (with a timeout or from an event loop), reap, cancel, freeze and thaw a run
-and read its receipt, through nerved on the session bus (sd-bus). Errors are the bus errors' names.")
+set(CPACK_DEBIAN_LIBNERVE_DESCRIPTION "C library of nerve, for engines that contain and reap their runs
+libnerve contains a process and execs it, launches a command, waits for
+its end (with a timeout or from an event loop), reaps, cancels, freezes
+and thaws a run and reads its receipt, through nerved on the session bus
+(sd-bus). Errors come back as the bus errors' names and messages.")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libnerve-dev)
 set(CPACK_DEBIAN_DEV_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libnerve0 (= ${PROJECT_VERSION})")
-set(CPACK_DEBIAN_DEV_DESCRIPTION "The files to build C and C++ programs against libnerve: the header
-nerve.h, the link libnerve.so, pkg-config's libnerve.pc and the manual page nerve(3).")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "C library of nerve: development files
+The files to build C and C++ programs against libnerve: the header
+nerve.h, the link libnerve.so, pkg-config's libnerve.pc and the manual
+page nerve(3).")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-nerve)
 set(CPACK_DEBIAN_PYTHON_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
@@ -82,7 +95,9 @@ set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3:any (>= 3.9), python3-jeepney (
 set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA
   "${CMAKE_CURRENT_LIST_DIR}/python3-nerve/postinst;${CMAKE_CURRENT_LIST_DIR}/python3-nerve/prerm")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-set(CPACK_DEBIAN_PYTHON_DESCRIPTION "For Python workflow engines, the package nerve: launch each run
-of a workflow in its own systemd user scope through nerved, wait for it, reap or cancel it and read
-its receipt, blocking or with asyncio, with no D-Bus code in the engine (it uses python3-jeepney).")
+set(CPACK_DEBIAN_PYTHON_DESCRIPTION "Python package for workflow engines to run their commands under nerve
+The package nerve launches each run of a workflow in its own systemd user
+scope through nerved, waits for it, reaps or cancels it and reads its
+receipt, blocking or with asyncio, with no D-Bus code in the engine (it
+uses python3-jeepney).")
 include(CPack)

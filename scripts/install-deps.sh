@@ -18,6 +18,7 @@ packages=(
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
   parallel snakemake                      # real engines (with make) run through nerve-sh, stopped mid-run (engines_test.cpp)
+  lintian                                 # the .debs checked as Debian checks packages (tests/install/check-lintian.sh)
 )
 # Only the metrics test runs their binaries (node_exporter on loopback, promtool): installed with
 # their services kept from starting (a policy-rc.d that says no, for this install only, where the

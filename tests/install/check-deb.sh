@@ -81,7 +81,7 @@ libfiles=$(dpkg-deb --contents "$tmp/libnerve0.deb" | awk '$1 !~ /^d/ {print $6}
 grep -q '/libnerve\.so\.0$' <<<"$libfiles" && ! grep -q '/libnerve\.so$\|nerve\.h$' <<<"$libfiles" ||
     fail "libnerve0 does not hold libnerve.so.0 alone: $libfiles"
 devfiles=$(dpkg-deb --contents "$tmp/libnerve-dev.deb" | awk '$1 !~ /^d/ {print $6}')
-for f in /usr/include/nerve.h /libnerve.so /pkgconfig/libnerve.pc /usr/share/man/man3/nerve.3; do
+for f in /usr/include/nerve.h /libnerve.so /pkgconfig/libnerve.pc /usr/share/man/man3/nerve.3.gz; do
     grep -q -- "$f\(\.gz\)\?$" <<<"$devfiles" || fail "libnerve-dev lacks $f: $devfiles"
 done
 cp "$(dirname "${BASH_SOURCE[0]}")/libnerve_client.c" "$tmp/"

@@ -56,12 +56,13 @@ fi
 manifest_under "$prefix"
 for f in bin/nerved bin/nervectl libexec/nerve/nervectl-full libexec/nerve/nerve-held libexec/nerve/nerve-hold lib/systemd/user/nerved.service \
          share/dbus-1/services/org.nerve.Lifecycle1.service share/dbus-1/interfaces/org.nerve.Lifecycle1.xml \
-         share/man/man1/nervectl.1 share/man/man8/nerved.8 share/man/man7/nerve-dbus.7 \
+         share/man/man1/nervectl.1.gz share/man/man8/nerved.8.gz share/man/man7/nerve-dbus.7.gz \
          share/bash-completion/completions/nervectl \
-         bin/nerve-sh bin/nerve-bash share/man/man1/nerve-sh.1 share/man/man1/nerve-bash.1 \
+         bin/nerve-sh bin/nerve-bash share/man/man1/nerve-sh.1.gz share/man/man1/nerve-bash.1.gz \
          share/bash-completion/completions/nerve-sh share/bash-completion/completions/nerve-bash \
          share/doc/nerve/README.md share/doc/nerve/operations.md share/doc/nerve/records.md share/doc/nerve/dbus-api.md \
          share/doc/nerve/adopting.md \
+         share/doc/nerve/copyright share/doc/nerve/changelog.gz share/doc/python3-nerve/copyright \
          lib/python3/dist-packages/nerve/__init__.py lib/python3/dist-packages/nerve/aio.py; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
@@ -92,7 +93,7 @@ grep -qx "Exec=$prefix/bin/nerved" "$prefix/share/dbus-1/services/org.nerve.Life
 # libnerve: the library with its soname link and link for builds, nerve.h, libnerve.pc, nerve(3); a C
 # program built through pkg-config alone (no path of this tree) against them runs.
 pc=$(find "$prefix" -name libnerve.pc)
-[[ -f $prefix/include/nerve.h && -f $prefix/share/man/man3/nerve.3 && -n $pc ]] ||
+[[ -f $prefix/include/nerve.h && -f $prefix/share/man/man3/nerve.3.gz && -n $pc ]] ||
     fail "libnerve's nerve.h, nerve(3) or libnerve.pc is not installed"
 libdir=$(PKG_CONFIG_PATH=${pc%/*} pkg-config --variable=libdir libnerve)
 [[ -L $libdir/libnerve.so && -L $libdir/libnerve.so.0 && -f $(readlink -f "$libdir/libnerve.so.0") ]] ||

@@ -17,6 +17,7 @@ packages=(
   python3-jeepney                         # the Python package nerve (python/nerve): its D-Bus library
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
+  clang libclang-rt-14-dev                # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
 )
 
 missing=()

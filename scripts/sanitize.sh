@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The sanitizer pass: builds nerve with NERVE_SANITIZE=ON (AddressSanitizer with LeakSanitizer, and
+# UndefinedBehaviorSanitizer, every finding fatal) into build-asan/ (or $NERVE_ASAN_BUILD_DIR), and
+# runs the unit tests (with the fuzz corpora's replays) and the integration tests there: nerved,
+# nervectl, nervectl-full and nerve-held of that build, under the harness's private user managers.
+# Only what those tests run is built (no benchmark, no soak programs). Arguments go to ctest.
+#   NERVE_TEST_JOBS=N   ctest's parallel tests (default 2)
+#   NERVE_BUILD_JOBS=N  parallel compiles (default: every core)
+# scripts/test.sh runs it after its own passes.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${NERVE_ASAN_BUILD_DIR:-$top/build-asan}
+werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" >/dev/null
+fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
+# shellcheck disable=SC2086 # one target per word
+start=$SECONDS
+cmake --build "$build" -j"${NERVE_BUILD_JOBS:-$(nproc)}" --target nerve_unit_tests nerve_integration_tests nervectl $fuzz_replays
+echo "sanitize.sh: the build took $(( SECONDS - start )) s"
+
+# Every program of the build reads these (the harness and the tests pass the environment on; nerve-held,
+# started with an empty environment, has the defaults, leaks detected too). LeakSanitizer works here,
+# in the harness's namespaces and as an unprivileged account; it cannot work under ptrace (strace,
+# gdb). verify_asan_link_order=0: the fault tests LD_PRELOAD their shim ahead of the runtime.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:verify_asan_link_order=0:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+# Left to the normal passes: the harness's own tests (harness-teardown, harness.*: no nerve code), and
+# HardeningFds.OutOfFds*, which takes every fd from nerved: UBSan's vptr check needs a pipe to read a
+# vtable safely, and without one it reports a valid object as having an invalid vptr.
+exec ctest --output-on-failure --timeout 600 -j"${NERVE_TEST_JOBS:-2}" -L 'unit|integration' \
+  -E '^harness|^HardeningFds\.OutOfFds' "$@"

@@ -18,6 +18,8 @@ packages=(
   scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
   clang libclang-rt-14-dev                # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
+  llvm                                    # llvm-symbolizer: the fuzz pass's reports name files and lines
+  libasan8 libubsan1                      # the sanitizer pass (scripts/sanitize.sh): gcc's ASan and UBSan runtimes (g++ has them; named for that pass)
 )
 
 missing=()

@@ -6,6 +6,8 @@
 # Only what those tests run is built (no benchmark, no soak programs). Arguments go to ctest.
 #   NERVE_TEST_JOBS=N   ctest's parallel tests (default 2)
 #   NERVE_BUILD_JOBS=N  parallel compiles (default: every core)
+#   NERVE_SANITIZE_MINUTES=N  the bound of the tests (default 20): ctest stops every test still
+#                       running then and fails it, and fails every test not yet started
 # scripts/test.sh runs it after its own passes.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,5 +32,11 @@ cd "$build"
 # Left to the normal passes: the harness's own tests (harness-teardown, harness.*: no nerve code), and
 # HardeningFds.OutOfFds*, which takes every fd from nerved: UBSan's vptr check needs a pipe to read a
 # vtable safely, and without one it reports a valid object as having an invalid vptr.
-exec ctest --output-on-failure --timeout 600 -j"${NERVE_TEST_JOBS:-2}" -L 'unit|integration' \
-  -E '^harness|^HardeningFds\.OutOfFds' "$@"
+# ctest's --stop-time (a time of day) bounds the whole pass, and ends tests as its --timeout does.
+stop=$(date -d "+${NERVE_SANITIZE_MINUTES:-20} min" +%H:%M:%S)
+start=$SECONDS
+status=0
+ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"${NERVE_TEST_JOBS:-2}" -L 'unit|integration' \
+  -E '^harness|^HardeningFds\.OutOfFds' "$@" || status=$?
+echo "sanitize.sh: the tests took $(( SECONDS - start )) s (bound: ${NERVE_SANITIZE_MINUTES:-20} min)"
+exit "$status"

@@ -18,8 +18,8 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" >/dev/null
 fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
-# shellcheck disable=SC2086 # one target per word
 start=$SECONDS
+# shellcheck disable=SC2086 # one target per word
 cmake --build "$build" -j"${NERVE_BUILD_JOBS:-$(nproc)}" --target nerve_unit_tests nerve_integration_tests nervectl $fuzz_replays
 echo "sanitize.sh: the build took $(( SECONDS - start )) s"
 

@@ -19,6 +19,9 @@ packages=(
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
   parallel snakemake                      # real engines (with make) run through nerve-sh, stopped mid-run (engines_test.cpp)
   lintian                                 # the .debs checked as Debian checks packages (tests/install/check-lintian.sh)
+  clang libclang-rt-14-dev                # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
+  llvm                                    # llvm-symbolizer: the fuzz pass's reports name files and lines
+  libasan8 libubsan1                      # the sanitizer pass (scripts/sanitize.sh): gcc's ASan and UBSan runtimes (g++ has them; named for that pass)
 )
 # Only the metrics test runs their binaries (node_exporter on loopback, promtool): installed with
 # their services kept from starting (a policy-rc.d that says no, for this install only, where the

@@ -11,6 +11,12 @@
 #                         created here (useradd, a system account with a temporary home) and removed on exit;
 #                         an account that existed before is used and left alone. Empty: no second pass.
 # Arguments are passed to both ctest runs (e.g. -R Pattern).
+#
+# Then, unless NERVE_TEST_SANITIZE=0, the sanitizer pass (scripts/sanitize.sh: the unit tests and a
+# chosen part of the integration tests again, built with ASan and UBSan in build-asan/, as the
+# caller, bounded by NERVE_SANITIZE_MINUTES), and unless
+# NERVE_TEST_FUZZ=0, the fuzz pass (scripts/fuzz.sh: each fuzz target for NERVE_FUZZ_SECONDS, built
+# with clang in build-fuzz/). Either failing fails the run. Each pass prints how long it took.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -29,6 +35,14 @@ timed() {  # timed LABEL CMD...: runs CMD and prints how long it took
   return "$rc"
 }
 
+# The sanitizer and the fuzz passes, after the others however those went; then the exit status.
+finish() {
+  [ "${NERVE_TEST_SANITIZE:-1}" = 0 ] || timed "sanitizer pass (ASan + UBSan: unit and chosen integration tests)" \
+    "$top/scripts/sanitize.sh" || status=$?
+  [ "${NERVE_TEST_FUZZ:-1}" = 0 ] || timed "fuzz pass" "$top/scripts/fuzz.sh" || status=$?
+  exit "$status"
+}
+
 soak=(-LE soak)
 [ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
 status=0
@@ -38,7 +52,7 @@ timed "pass 1 (as $(id -un))" ctest --output-on-failure --timeout 600 -j"$jobs" 
 test_user=${NERVE_TEST_USER-nerve-test}
 if [[ $(id -u) -ne 0 || -z $test_user ]]; then
   echo "test.sh: no unprivileged pass (${test_user:+not root}${test_user:-NERVE_TEST_USER is empty})"
-  exit "$status"
+  finish
 fi
 
 readonly account_marker="nerve test account (scripts/test.sh)"
@@ -90,4 +104,4 @@ ensure_account
 check_access
 NERVE_HARNESS_USER=$test_user timed "pass 2 (unprivileged '$test_user': integration tests)" \
   ctest --output-on-failure --timeout 600 -j"$jobs" -L integration "$@" || status=$?
-exit "$status"
+finish

@@ -86,11 +86,20 @@ T field(const json& j, const char* name, const char* what) {
     if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
       // nlohmann would turn -1 into a huge unsigned number; a negative count or id is corrupt.
       if (!j.at(name).is_number_unsigned()) throw RecordCorrupt(std::string(what) + " has a negative or non-integer '" + name + "'");
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // nlohmann would cast a float to the integer, undefined behaviour when it is out of range.
+      if (!j.at(name).is_number_integer()) throw RecordCorrupt(std::string(what) + " has a non-integer '" + name + "'");
     }
     return j.at(name).get<T>();
   } catch (const json::exception&) {
     throw RecordCorrupt(std::string(what) + " lacks a valid '" + name + "'");
   }
+}
+// A number older files may lack: 'fallback' when absent, else as field() reads it (json::value would
+// cast a float, as above).
+template <typename T>
+T number_or(const json& j, const char* name, T fallback, const char* what) {
+  return j.contains(name) ? field<T>(j, name, what) : fallback;
 }
 // Fields added after version 1 was first written: absent in older records, which still read.
 void read_run_controls(const json& j, Record& r) {
@@ -152,7 +161,9 @@ void check_record_fields(const Record& r) {
   if (bad) never_written("owner", to_string(o.kind) + " " + std::to_string(o.pid) + " " + o.name, "a process (pid > 0), a unique bus name, or none");
 }
 
-Record parse_record(const std::string& text) {
+// A field of the wrong type that the parse reads with a default (json::value) throws json's
+// type_error: corrupt too, like every other bad field, never an exception the store does not expect.
+Record parse_record(const std::string& text) try {
   const char* what = "lifecycle.json";
   json j = parse_versioned(text, what);
   Record r;
@@ -174,17 +185,19 @@ Record parse_record(const std::string& text) {
   auto kind = from_string<OwnerKind>(owner.value("kind", "none"));
   if (!kind) throw RecordCorrupt("lifecycle.json has an unknown owner kind " + owner["kind"].dump());
   r.owner.kind = *kind;
-  r.owner.pid = owner.value("pid", 0);
-  r.owner.start_time = owner.value("start_time", std::uint64_t{0});
+  r.owner.pid = number_or(owner, "pid", 0, what);
+  r.owner.start_time = number_or(owner, "start_time", std::uint64_t{0}, what);
   r.owner.name = owner.value("name", "");
   read_run_controls(j, r);
   r.created_at = j.value("created_at", "");
   r.updated_at = j.value("updated_at", "");
   check_record_fields(r);
   return r;
+} catch (const json::exception& e) {
+  throw RecordCorrupt(std::string("lifecycle.json has a field of the wrong type: ") + e.what());
 }
 
-Receipt parse_receipt(const std::string& text) {
+Receipt parse_receipt(const std::string& text) try {
   const char* what = "receipt.json";
   json j = parse_versioned(text, what);
   Receipt r;
@@ -197,7 +210,7 @@ Receipt parse_receipt(const std::string& text) {
   r.outcome = *o;
   r.error = field<std::string>(j, "error", what);
   r.killed = j.value("killed", false);
-  r.duration_usec = j.value("duration_usec", std::uint64_t{0});
+  r.duration_usec = number_or(j, "duration_usec", std::uint64_t{0}, what);
   r.reaped_at = j.value("reaped_at", "");
   // Receipts of the first version have no cause and no usage: both stay absent.
   if (j.contains("cause") && !j["cause"].is_null()) {
@@ -222,6 +235,8 @@ Receipt parse_receipt(const std::string& text) {
     }
   }
   return r;
+} catch (const json::exception& e) {
+  throw RecordCorrupt(std::string("receipt.json has a field of the wrong type: ") + e.what());
 }
 
 std::optional<std::chrono::system_clock::time_point> deadline(const Record& record) {

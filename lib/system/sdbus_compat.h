@@ -17,7 +17,9 @@
 //    overrides sd_bus_set_bus_client, the libsystemd call by which sdbus-c++ makes a connection a bus
 //    client: while create_direct_connection opens its connection (on this thread), the call turns the
 //    flag off instead, as systemctl's own connection has it; every other connection is left as
-//    sdbus-c++ makes it. Retired by sdbus-c++ 1.4.0: createDirectBusConnection(address).
+//    sdbus-c++ makes it. sdbus-c++ 1.2 also leaks that sd_bus when sd_bus_start fails (no unref before
+//    it throws), so this file's sd_bus_start frees it then, for that connection only. Retired by
+//    sdbus-c++ 1.4.0: createDirectBusConnection(address).
 //
 // 3. add_match_async: a match rule added without waiting. sdbus-c++ 1.2's addMatch is sd-bus's
 //    sd_bus_add_match, which sends AddMatch and waits for dbus-daemon's answer on nerved's one thread

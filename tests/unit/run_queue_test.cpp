@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
+
 using namespace nerve;
 using ::testing::ElementsAre;
 
@@ -108,11 +110,22 @@ TEST_F(ARunQueue, ReleasesASerialOpsSlotWhenTheOpDropsItsFinishUncalled) {
   EXPECT_THAT(started, ElementsAre("next"));
 }
 
+// A release that outlives its queue must not act on whatever is in the queue's place by then. The
+// queue in its place here is a new one in the same storage, with the same run busy: a release that
+// touched it would end that run's op and start the next, which the test sees (rather than a crash).
 TEST_F(ARunQueue, IgnoresAReleaseAfterTheQueueIsGone) {
+  alignas(RunQueue) unsigned char storage[sizeof(RunQueue)];
   std::function<void()> late;
-  {
-    RunQueue gone;
-    gone.submit("r1", [&](std::function<void()> release) { late = std::move(release); });
-  }
-  late();  // must not touch the destroyed queue
+  auto* gone = new (storage) RunQueue;
+  gone->submit("r1", [&](std::function<void()> release) { late = std::move(release); });
+  gone->~RunQueue();
+
+  auto* in_its_place = new (storage) RunQueue;
+  bool next_started = false;
+  in_its_place->submit("r1", [](std::function<void()>) {});
+  in_its_place->submit("r1", [&](std::function<void()>) { next_started = true; });
+  late();
+  EXPECT_TRUE(in_its_place->busy("r1"));
+  EXPECT_FALSE(next_started) << "the gone queue's release ended an op of the queue in its place";
+  in_its_place->~RunQueue();
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The sanitizer pass: builds nerve with NERVE_SANITIZE=ON (AddressSanitizer with LeakSanitizer, and
+# UndefinedBehaviorSanitizer, every finding fatal) into build-asan/ (or $NERVE_ASAN_BUILD_DIR), and
+# runs the unit tests (with the fuzz corpora's replays) and a chosen part of the integration tests
+# there (NERVE_SANITIZE_FULL=1: all of them): nerved,
+# nervectl, nervectl-full and nerve-held of that build, under the harness's private user managers.
+# Only what those tests run is built (no benchmark, no soak programs). Arguments go to ctest.
+#   NERVE_TEST_JOBS=N   ctest's parallel tests (default 2)
+#   NERVE_BUILD_JOBS=N  parallel compiles (default: every core)
+#   NERVE_SANITIZE_MINUTES=N  the bound of the tests (default 12): ctest stops every test still
+#                       running then and fails it, and fails every test not yet started
+# scripts/test.sh runs it after its own passes.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${NERVE_ASAN_BUILD_DIR:-$top/build-asan}
+werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" >/dev/null
+fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
+start=$SECONDS
+# shellcheck disable=SC2086 # one target per word
+cmake --build "$build" -j"${NERVE_BUILD_JOBS:-$(nproc)}" --target nerve_unit_tests nerve_integration_tests nervectl $fuzz_replays
+echo "sanitize.sh: the build took $(( SECONDS - start )) s"
+
+# Every program of the build reads these (the harness and the tests pass the environment on; nerve-held,
+# started with an empty environment, has the defaults, leaks detected too). LeakSanitizer works here,
+# in the harness's namespaces and as an unprivileged account; it cannot work under ptrace (strace,
+# gdb). verify_asan_link_order=0: the fault tests LD_PRELOAD their shim ahead of the runtime.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:verify_asan_link_order=0:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+# Left to the normal passes: the harness's own tests (harness-teardown, harness.*: no nerve code), and
+# HardeningFds.OutOfFds*, which takes every fd from nerved: UBSan's vptr check needs a pipe to read a
+# vtable safely, and without one it reports a valid object as having an invalid vptr.
+exclude='^harness|^HardeningFds\.OutOfFds'
+# The integration tests it runs (docs/testing.md says why these): those that drive nerved's own code
+# where memory errors live (records read back, crash and restart, launch and reap, the option and
+# property parses, the reaper, escaped scopes, engines and the supervisor, error paths under EIO, the
+# private socket), unless NERVE_SANITIZE_FULL=1 asks for the whole suite. A parameterized test is
+# "Instance/Suite.Test/param".
+integration='^([A-Za-z]+/)?(ALaunch|ARun|AReap|RunControls|AnInvalidRunId|AFinalReceipt|ARecordOfAnotherBoot|CorruptRecords|Reconcile|ANervedKilled|NervedTest|HardeningRecords|HardeningFaults|A[A-Za-z]*SystemdBus|AnEscapedScope|AnEngine|ASupervisor)'
+[ "${NERVE_SANITIZE_FULL:-0}" = 1 ] && integration=.
+# ctest's --stop-time (a time of day) bounds the whole pass, and ends tests as its --timeout does.
+stop=$(date -d "+${NERVE_SANITIZE_MINUTES:-12} min" +%H:%M:%S)
+start=$SECONDS
+status=0
+ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"${NERVE_TEST_JOBS:-2}" -L unit -E "$exclude" "$@" ||
+  status=$?
+ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"${NERVE_TEST_JOBS:-2}" -L integration \
+  -R "$integration" -E "$exclude" "$@" || status=$?
+echo "sanitize.sh: the tests took $(( SECONDS - start )) s (bound: ${NERVE_SANITIZE_MINUTES:-12} min)"
+exit "$status"

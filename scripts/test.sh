@@ -12,7 +12,8 @@
 #                         an account that existed before is used and left alone. Empty: no second pass.
 # Arguments are passed to both ctest runs (e.g. -R Pattern).
 #
-# Then, unless NERVE_TEST_SANITIZE=0, the sanitizer pass (scripts/sanitize.sh: the unit tests and a
+# Then, with NERVE_TEST_SANITIZE=1 (not yet the default: it has not yet run over the code merged
+# with it, docs/testing.md), the sanitizer pass (scripts/sanitize.sh: the unit tests and a
 # chosen part of the integration tests again, built with ASan and UBSan in build-asan/, as the
 # caller, bounded by NERVE_SANITIZE_MINUTES), and unless
 # NERVE_TEST_FUZZ=0, the fuzz pass (scripts/fuzz.sh: each fuzz target for NERVE_FUZZ_SECONDS, built
@@ -37,7 +38,7 @@ timed() {  # timed LABEL CMD...: runs CMD and prints how long it took
 
 # The sanitizer and the fuzz passes, after the others however those went; then the exit status.
 finish() {
-  [ "${NERVE_TEST_SANITIZE:-1}" = 0 ] || timed "sanitizer pass (ASan + UBSan: unit and chosen integration tests)" \
+  [ "${NERVE_TEST_SANITIZE:-0}" = 0 ] || timed "sanitizer pass (ASan + UBSan: unit and chosen integration tests)" \
     "$top/scripts/sanitize.sh" || status=$?
   [ "${NERVE_TEST_FUZZ:-1}" = 0 ] || timed "fuzz pass" "$top/scripts/fuzz.sh" || status=$?
   exit "$status"

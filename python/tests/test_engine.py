@@ -122,8 +122,9 @@ class Engine(unittest.TestCase):
         self.assertIn(run.pid, st.live.pids)
         self.assertEqual(st.record["timeout_usec"], 600_000_000)
         self.assertIn("TasksMax=32", st.record["properties"])
+        # The run's processes are in the run/ leaf of its scope (the scope's holder is in hold/).
         with open(f"/proc/{run.pid}/cgroup") as f:
-            self.assertIn("0::" + st.cgroup + "\n", f.read())
+            self.assertIn("0::" + st.cgroup + "/run\n", f.read())
         receipt = self.client.reap(rid)
         after = self.client.status(rid)
         self.assertEqual(after.state, "reaped")

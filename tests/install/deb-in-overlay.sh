@@ -51,8 +51,9 @@ for p in python3-nerve libnerve0 libnerve-dev; do
 done
 echo "deb: apt-get remove and dpkg -P: no file of the package left"
 
-# The upper layer: only dpkg/apt state may remain (and directories whose timestamps changed).
+# The upper layer: only dpkg/apt state may remain (and directories whose timestamps changed), and
+# /etc/ld.so.cache, which ldconfig (libnerve0's trigger) writes anew when a library comes or goes.
 extra=$(cd "$layer/upper" && find . \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache \
-            -o -path ./var/log \) -prune -o ! -type d -print | head -10)
+            -o -path ./var/log -o -path ./etc/ld.so.cache \) -prune -o ! -type d -print | head -10)
 [[ -z $extra ]] || fail "after purge, the install left or removed (whiteouts) files: $extra"
 echo "deb: the overlay holds nothing outside dpkg's and apt's state"

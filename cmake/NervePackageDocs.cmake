@@ -30,3 +30,9 @@ nerve_package_docs(libnerve libnerve0)
 nerve_package_docs(dev libnerve-dev)
 install(FILES ${nerve_deb_src}/nerve.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
   RENAME nerve COMPONENT nerve)
+# libnerve0's and libnerve-dev's overrides: what CPack 3.25 and the non-multiarch libdir draw (each
+# file says why and what retires it).
+install(FILES ${nerve_deb_src}/libnerve0.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+  RENAME libnerve0 COMPONENT libnerve)
+install(FILES ${nerve_deb_src}/libnerve-dev.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+  RENAME libnerve-dev COMPONENT dev)

@@ -435,7 +435,9 @@ class AReapOfALeaf : public AReapOp {
     ON_CALL(cgroups, populated(record.leaf)).WillByDefault(ReturnPointee(&leaf_populated));
     ON_CALL(cgroups, usage(record.leaf, test::kLeafId)).WillByDefault(ReturnPointee(&leaf_usage));
     // The scope's own figures include the holder's: they must never be the receipt's.
-    ON_CALL(cgroups, usage(record.cgroup, _)).WillByDefault(Return(Usage{.cpu_usage_usec = 1}));
+    Usage scope_usage;
+    scope_usage.cpu_usage_usec = 1;
+    ON_CALL(cgroups, usage(record.cgroup, _)).WillByDefault(Return(scope_usage));
   }
   void empty_leaf() {
     leaf_populated = false;

@@ -6,6 +6,9 @@
 # fails. (Fix the defect, then commit that input as fuzz/corpus/<target>/crash-<what>: every build
 # replays the corpus as the test fuzz-replay.<target>.)
 #   NERVE_FUZZ_SECONDS=N   time per target (default 20)
+#   NERVE_FUZZ_SEED=N      libFuzzer's seed (default: a new one each run, as exploring wants; test.sh
+#                          passes a fixed one so that CI's verdict is repeatable: the same mutations in
+#                          the same order, only how far they get in the time depends on the machine)
 #   NERVE_FUZZ_TARGETS="record receipt"  only these targets (default: all of fuzz/CMakeLists.txt's)
 #   NERVE_BUILD_JOBS=N   parallel compiles (default: every core)
 set -euo pipefail
@@ -31,8 +34,10 @@ for t in $targets; do
   mkdir -p "$work" "$artifacts"
   dict=()  # the target's tokens (JSON, field names, units), where it has them
   [ -e "$top/fuzz/dict/$t.dict" ] && dict=(-dict="$top/fuzz/dict/$t.dict")
+  seed=()
+  [ -n "${NERVE_FUZZ_SEED:-}" ] && seed=(-seed="$NERVE_FUZZ_SEED")
   start=$SECONDS
-  if "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if "$build/fuzz/fuzz_$t" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        "${dict[@]}" -artifact_prefix="$artifacts/" "$work" "$top/fuzz/corpus/$t" >"$build/fuzz-$t.log" 2>&1; then
     echo "fuzz.sh: $t: no finding in $(( SECONDS - start )) s ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/fuzz-$t.log" | grep -o '[0-9]*$') runs)"
   else

@@ -31,11 +31,22 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
     for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
       if (scale > 1) millis += (s[i] - '0') * (scale /= 10);
   if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
+  // Each field in its range; timegm would otherwise carry "02-30" into March and "24:00" into the
+  // next day, and the text would name a time it does not say. (60 seconds is a leap second.)
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 ||
+      tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60)
+    return std::nullopt;
+  const struct tm asked = tm;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   std::time_t t = ::timegm(&tm);
-  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t) + std::chrono::milliseconds(millis);
+  if (t == static_cast<std::time_t>(-1) || tm.tm_mday != asked.tm_mday) return std::nullopt;  // 02-30
+  // system_clock counts nanoseconds in 64 bits: 1677 to 2262. nerve writes no time before 1970, and
+  // from 1970 on an age (now - then) fits the clock as well; anything else is not a time it wrote.
+  using namespace std::chrono;
+  constexpr std::time_t last = duration_cast<seconds>(system_clock::duration::max()).count() - 1;
+  if (t < 0 || t > last) return std::nullopt;
+  return system_clock::from_time_t(t) + milliseconds(millis);
 }
 
 }  // namespace nerve

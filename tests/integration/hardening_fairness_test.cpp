@@ -46,10 +46,16 @@ TEST_F(HardeningFairness, AClientFloodingTwentyThousandListRunsDelaysAnotherClie
   int left_then = kFlood - (answered + limited + failed);
   EXPECT_EQ(other.error, "") << other.message;
   EXPECT_EQ(other.count, runs.size());
-  // Before fair turns it waited 7.9 s. What is left is dbus-daemon's order: the other call is
-  // read after the flood's calls queued ahead of it on nerved's socket (0.4 to 1.2 s on a quiet
-  // machine, 2.3 to 2.8 s at load 7); the bound leaves room for a loaded CI machine.
-  EXPECT_LT(other.took, 4000ms) << "another client waited behind the flood (" << left_then << " calls still unanswered)";
+  // Fairness, whatever the machine's speed: before fair turns the other call was answered after the
+  // whole flood (every flood call queued ahead of it was served first), so none was left then. Now
+  // it is answered while most of the flood still waits (60% left at load 10 in CI, more when quiet).
+  // What remains is dbus-daemon's order: the other call is read after the flood's calls queued
+  // ahead of it on nerved's socket (0.4 to 1.2 s quiet, 2.3 to 5.4 s loaded); the time bound is only
+  // a sanity bound, room for a loaded CI machine.
+  EXPECT_GE(left_then, kFlood / 4) << "another client was answered only after most of the flood (" << left_then
+                                   << " calls still unanswered, " << other.took.count() << " ms)";
+  EXPECT_LT(other.took, 15'000ms) << "another client waited behind the flood (" << left_then
+                                  << " calls still unanswered)";
   std::printf("another client's ListRuns during the flood: %lld ms (%d flood calls unanswered then)\n",
               static_cast<long long>(other.took.count()), left_then);
 

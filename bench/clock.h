@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Time helpers of the benchmark: one monotonic clock, milliseconds as double, the regimes' idle.
 #pragma once
 

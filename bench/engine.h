@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // An engine: a resident client of nerved's bus API (Launch, Reap, Cancel,
 // Forget) on its own connection. The runs it launches are owned by that connection.
 #pragma once

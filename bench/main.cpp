@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve_bench: nerve against its references, measured in one run. Figures, never pass/fail.
 // scripts/bench.sh runs it inside a private user manager; see docs/performance.md.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved as the benchmark runs it: started on a runs folder, timed until its bus name is owned
 // (NameOwnerChanged seen on a watching connection) and until it logs that its startup
 // reconciliation is done; stopped with SIGTERM (runs keep running, as in a restart).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Processes and cgroups as the benchmark sees them: whole-process timings, a held child (forked,
 // waits, execs when released), /proc counters of a daemon, cgroup membership and emptiness.
 #pragma once

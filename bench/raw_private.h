@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The reference client again, but talking to the user manager over its private socket
 // ($XDG_RUNTIME_DIR/systemd/private), as systemd-run and systemctl do: no dbus-daemon hop, no Hello.
 // sd-bus directly: sdbus-c++ 1.2 cannot open a connection to a plain address.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The reference client: what a minimal resident program does with the user manager directly, over
 // the same session bus nerve uses (one connection, subscribed once, no records, no checks).
 #pragma once

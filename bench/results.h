@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The samples of one benchmark run and their statistics, written as JSON and as a markdown table.
 //
 // A series is (row, side, column): side "nerve" (or "measured" where a row compares two references)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The rows of the benchmark's table: what each measures, against what, and its target.
 #pragma once
 

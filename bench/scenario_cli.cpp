@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whole-process latencies of the CLI against systemd's own tools: `nervectl launch R -- true` (and
 // with --wait) against `systemd-run --user --scope -q true`, `nervectl reap R` of a settled tree
 // against `systemctl --user stop UNIT`. Runs left by a contender are cleaned up untimed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Engine API latencies: Launch (call to reply) and Reap/Cancel of a settled 22-process tree, against
 // a resident raw client doing the same with the user manager directly.
 #include "procs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Wake-ups of an idle nerved: its context switches (all threads, /proc/PID/task/*/status) over 5 s
 // with nothing to do, and over 5 s while other clients come and go on the bus and other programs
 // run systemd jobs (none of which concern nerve).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's RSS with 0, 100 and 1,000 live runs (sizes / 10 in smoke mode), launched through the
 // engine API by 4 clients; all of them are reaped afterwards.
 #include "procs.h"

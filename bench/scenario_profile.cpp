@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Not part of the table: where nerved's time goes. Attaches strace to the running nerved while an
 // engine launches and reaps settled trees (warm): a syscall count over many operations
 // (<out>/strace-counts.txt) and a timed trace of a few (<out>/strace-timeline.txt). Run with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Startup with 0, 1,000 and 10,000 records, 100 of them live runs to adopt (sizes / 10 in smoke
 // mode): time from exec to the bus name owned and to the startup reconciliation done, RSS once
 // done, and a warm engine Launch at that size. The sizes alternate from restart to restart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Launch+reap throughput at 4 and 16 concurrent clients, engine API against raw start+stop jobs,
 // alternating phases; the CPU that nerved, the user manager and dbus-daemon spend per run in each
 // phase (/proc/PID/stat utime+stime); and a leak check after each phase (no scope, no process).

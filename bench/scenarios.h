@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The scenarios of the benchmark. Each measures nerve and its reference in the same run,
 // alternating them (the order rotates every iteration, so drift affects both alike).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The settled 22-process trees that reaps are measured on, one per contender: a nerve run launched
 // through the engine API, and a raw scope started by the reference client.
 #pragma once

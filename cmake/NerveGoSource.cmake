@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The Go package's source (go/, module nerve.dev/nerve), installed as Debian's golang-*-dev packages
 # install theirs: under share/gocode/src/<module path>, so that an engine builds against it with
 # GOPATH=/usr/share/gocode, or copies or vendors it. The package's own tests go with it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Install destinations of nerve, every one relative to the install prefix, so that
 # `cmake --install build --prefix P`, DESTDIR and CPack keep everything under the prefix they are given.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The Debian packages: `cpack -G DEB` in the build folder (or `cmake --build build --target package`)
 # makes nerve_<version>_<arch>.deb and python3-nerve_<version>_all.deb, one per install component.
 # nerve (every install rule without a COMPONENT, cmake/NerveInstallDirs.cmake) installs to /usr: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The Python package nerve (python/nerve: the engine API for Python, over python3-jeepney) installs
 # into NERVE_PYTHON_DIR (cmake/NerveInstallDirs.cmake) as the component python, which CPack makes the
 # package python3-nerve (cmake/NervePackage.cmake). Its sources only: byte code is compiled at install

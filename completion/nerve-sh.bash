@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bash completion for nerve-sh(1) and nerve-bash: their own options as the first word; otherwise what
 # bash completes by default (files), as for sh. Installed under both names. tests/check-nerve-sh.sh
 # (ctest nerve-sh) fails when an option of `nerve-sh --help` is missing here.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bash completion for nervectl(1): verbs, the options of each verb, and run ids.
 #
 # Run ids are the folder names of nerved's default runs folder, ${XDG_STATE_HOME:-~/.local/state}/nerve/runs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve-hold: the holder of a run's scope (lib/process/holder.h). nerved puts one into each scope it
 // starts, in the scope's hold/ leaf, so that the scope's cgroup stays until nerved has read the run's
 // figures from its run/ leaf, however the run's own processes end. It ignores every signal that can

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """A minimal workflow engine that runs a command through nerve, with the Python package nerve.
 
 It shows what an engine needs and nothing more:

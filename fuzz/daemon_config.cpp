@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved.conf (nerved/daemon_config.h): any text is a configuration or an error of the config kind
 // that names the file and a line; what is accepted keeps the rules the file's keys state (an absolute
 // runs folder, a grace from 1 us to 1 h, a NAME.slice, a keep_finished that is a duration).

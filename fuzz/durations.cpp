@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Durations, sizes and shares as every input gives them (base/duration.h parse_duration, base/size.h
 // parse_size and parse_permyriad: the command lines, nerved.conf, the unit properties): any text
 // parses or is InvalidArgument, and the checked arithmetic holds exactly, never a wrapped or rounded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the fuzz targets share: the input as text and lines, and the check that turns a broken
 // promise of a parser into a crash (the one thing a fuzzer notices), with the input's text in the
 // message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // receipt.json as nerved and nervectl read it (record/record.h, parse_receipt): any text is either a
 // receipt or RecordCorrupt, never another exception or a crash; a receipt it reads, written and read
 // again, gives the same text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // lifecycle.json as nerved reads it from the runs folder (record/record.h, parse_record): any text is
 // either a record or RecordCorrupt, never another exception or a crash; a record it reads is one
 // nerve could have written, so writing it and reading that again gives the same text, packing it for

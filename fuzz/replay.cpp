@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The stand-in for libFuzzer where it is not linked (gcc builds): runs LLVMFuzzerTestOneInput once
 // on every file named, or on every file of every folder named (a corpus), in name order. A crash
 // or an abort fails the program, so a corpus replayed this way is a regression test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's controls as the `properties` (a(ss)) and `slice` options of Contain and Launch give them
 // (base/run_controls.h). Each line of the input is one pair, KEY and VALUE cut at the first '='.
 // The pairs parse or are InvalidProperty, and keep every assignment as given; a refused assignment

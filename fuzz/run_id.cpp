@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Run ids, as callers give them on the bus and the command line and as the runs folder's names are
 // (base/run_id.h): run_id_problem and check_run_id agree; a valid id never names a path outside the
 // runs folder, and its scope is a valid unit name.

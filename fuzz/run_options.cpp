@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The options (a{sv}) of Contain and Launch as a caller sends them (bus/run_options.h,
 // parse_run_options: the one parse of the dictionary, over the option table). The input is text: its
 // first line names the method ("Contain", else Launch), and each line after it is one option

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Run properties, `systemd-run -p` syntax, from a caller's Contain or Launch (base/unit_properties.h):
 // each line of the input is one KEY=VALUE. Every assignment parses or is InvalidProperty; all of them
 // together parse exactly when each one does; what parses is a bus property with the value systemd

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
 // Package nerve runs the commands of a Go workflow engine as nerve runs: each command in a
 // transient systemd user scope of its own, reaped when it ends, when its context is done or when the
 // engine dies, with nothing it started left behind, and a receipt of what it used.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
 //go:build nerve_integration
 
 // The package against a real nerved and a real systemd user manager: tests/go/with-nerved.sh runs

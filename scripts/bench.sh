@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The benchmark: nerve against systemd-run, systemctl and a raw sdbus-c++ client, measured
 # in one run inside a private user manager (tests/harness/with-user-manager.sh). Figures, never
 # pass/fail. docs/performance.md explains the rows and keeps the latest table.

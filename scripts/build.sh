@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Configures and builds nerve into build/ (or $NERVE_BUILD_DIR): build/daemon/nerved, build/client/nervectl.
 # Usage: scripts/build.sh [TARGET...]: only those targets (and what they need); none: everything.
 set -euo pipefail

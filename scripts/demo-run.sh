@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The demo itself (scripts/demo.sh runs it under a user manager): start nerved, launch a tree of
 # processes that escape process-group kills (setsid, double fork, TERM ignored), then reap it and
 # prove nothing is left.

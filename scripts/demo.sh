@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The README's main job: installs what is needed, builds, then shows a contained run and its verified
 # reap. Without a user session (most CI machines), it runs inside a private systemd user manager
 # (tests/harness/with-user-manager.sh); with one, it uses the session's own manager.

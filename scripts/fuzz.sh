@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the fuzz targets (fuzz/) with clang and libFuzzer into build-fuzz/ (or $NERVE_FUZZ_BUILD_DIR)
 # and runs each for a bounded time, starting from its committed corpus fuzz/corpus/<target>/. What a
 # run finds new goes to a scratch folder in the build folder, never into the committed corpus; a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what nerve needs to build, test and run: Debian 12 packages only. Idempotent: packages that
 # are already installed are not fetched again. Needs root (or sudo).
 set -euo pipefail

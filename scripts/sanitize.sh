@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The sanitizer pass: builds nerve with NERVE_SANITIZE=ON (AddressSanitizer with LeakSanitizer, and
 # UndefinedBehaviorSanitizer, every finding fatal) into build-asan/ (or $NERVE_ASAN_BUILD_DIR), and
 # runs the unit tests (with the fuzz corpora's replays) and a chosen part of the integration tests

@@ -15,7 +15,8 @@ unclassified:
     (.json .xml .baseline .yml .yaml .prom .expected), patches, go.mod and go.sum, systemd and D-Bus
     unit templates (.service.in), the packages' changelog, copyright file and lintian overrides
     (cmake/deb/: Debian's formats; the copyright file says the license itself), .gitignore,
-    LICENSE. None of it is generated or vendored code: nerve has none in its tree (generated
+    LICENSE, and the fuzz targets' dictionaries (.dict) and corpora (fuzz/corpus/: the bytes a
+    target reads). None of it is generated or vendored code: nerve has none in its tree (generated
     headers are made in the build folder).
 Without --fix: lists each source file that lacks the line, and each unclassified file (add its kind
 to SOURCE or DATA below), and exits 1 if there is any; 0 otherwise; 77 when SOURCE_DIR is not a git
@@ -43,13 +44,18 @@ SOURCE = [
 ]
 DATA = ["*.md", "*.txt", "*.json", "*.xml", "*.baseline", "*.yml", "*.yaml", "*.prom",
         "*.expected", "*.patch", "go.mod", "go.sum", "*.service.in", ".gitignore", "LICENSE",
-        "changelog", "copyright", "*.lintian-overrides"]
+        "changelog", "copyright", "*.lintian-overrides", "*.dict"]
+# Folders whose every file is data: the fuzz targets' inputs (a corpus entry is the bytes a target
+# reads, often no text at all; a comment in it would be a different input).
+DATA_DIRS = ["fuzz/corpus/"]
 SHEBANG = re.compile(r"^#!\s*\S*(/|env\s+)(sh|bash|python3?)\b")
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=]")
 
 
 def comment_of(path, first_line):
     name = os.path.basename(path)
+    if any(path.startswith(d) for d in DATA_DIRS):
+        return None
     for glob, comment in SOURCE:
         if fnmatch.fnmatchcase(name, glob):
             return comment

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The README's test command: installs what is needed, builds, and runs the tests (unit tests, docs
 # checks, and the integration tests, each inside its own private systemd user manager via
 # tests/harness/). The soak tests (label soak: the soak and the stress tests, minutes) run too when

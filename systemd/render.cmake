@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs at install time (install(CODE) in CMakeLists.txt): renders each of NERVE_RENDER_SOURCES (*.in)
 # into NERVE_RENDER_OUTPUT_DIR with @CMAKE_INSTALL_FULL_BINDIR@ and @CMAKE_INSTALL_FULL_DOCDIR@ taken
 # from the prefix of this install. CMAKE_INSTALL_PREFIX here is the install-time prefix; DESTDIR is

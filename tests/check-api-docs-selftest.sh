@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-api-docs-selftest.sh: shows that tests/check-api-docs.sh fails on each kind of drift.
 #
 # Usage: tests/check-api-docs-selftest.sh [REPO_ROOT]

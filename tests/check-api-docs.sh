@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-api-docs.sh: fail when docs/dbus-api.md and the bus API disagree.
 #
 # Usage: tests/check-api-docs.sh [REPO_ROOT]      (default: the folder above this script)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-completion.sh: the bash completion of nervectl, driven as bash drives it.
 #
 # Usage: tests/check-completion.sh NERVECTL COMPLETION_FILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # nervectl's front (lib/ctl/front.h), without a bus: it links no sdbus-c++ and no shared libstdc++ (so it
 # starts in half nervectl-full's time); it answers help and usage errors itself; it hands any other verb, with the
 # same command line, to nervectl-full ($NERVE_CTL_FULL here), and says so clearly when that is missing.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """check-man-pages.py: fail when a verb or option of nervectl or nerved, or a member of the bus API,
 is missing from its manual page.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-nerve-sh.sh: nerve-sh's command line, without a bus: what it execs, its errors, its docs.
 #
 # Usage: tests/check-nerve-sh.sh NERVE_SH REPO_ROOT

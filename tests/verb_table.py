@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """verb_table.py: the verbs and options of nervectl and nerved, as the programs print them.
 
 Usage: tests/verb_table.py NERVECTL     prints one line per verb, "VERB --opt1 --opt2 ...", then a

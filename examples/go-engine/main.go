@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
 // go-engine: a small workflow engine over nerve's Go package (nerve.dev/nerve). It runs one step as
 // the nerve run RUN, with a deadline, collects the step's output in memory, and prints a JSON
 // summary with the run's receipt: how it ended, what it used, and that nothing of it is left.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A name as one element of a D-Bus object path, the way systemd's bus_label_escape writes it: every
 // byte but A-Z a-z 0-9 becomes '_' and two lowercase hex digits, and with LeadingDigit::Escaped a
 // leading digit too (as sd_bus_path_encode does: unit paths and nerve's run object paths,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The D-Bus names of the services nerve talks to besides its own: the systemd user manager and the bus
 // itself (dbus-daemon). Defined once, for nerved and nervectl alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The end of a CLI11 parse, the same for nerved and nervectl: help and --version are answers (exit
 // 0, text for stdout), any parse error is a usage error (exit 2, CLI11's message, which names the
 // bad value or option). Include only where CLI11 is used (it is header-only and slow to compile).

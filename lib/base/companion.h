@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A companion program: one that a program of nerve runs, found where the build or the install put it:
 // next to the running program (the build tree), else in the libexec folder relative to it (an
 // installed program, whatever the prefix). nerved's nerve-held (held_helper.h) and nervectl's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The numbers nerved and nervectl share, defined once: a run's grace (its default and its bound), the
 // call timeout a client allows for a call that may wait for a reap, and the exit codes of a command
 // that could not be started.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's own timing defaults: the deadlines of its calls to systemd, a reap's kill steps and the
 // back-off of retries. What nerved and nervectl share (graces, client call timeouts, exec exit codes)
 // is in conventions.h.

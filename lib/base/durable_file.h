@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Files that survive a crash, read and written relative to a folder fd.
 //
 // write_file_atomic: write a temporary file in the same folder, fdatasync it, rename it over the

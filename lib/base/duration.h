@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Durations as systemd holds them (usec_t): microseconds in a uint64, UINT64_MAX meaning "infinity".
 //
 // Every duration that enters nerve goes through this type: the command lines of nervectl and nerved,

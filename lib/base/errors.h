@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Named bus errors of org.nerve.Lifecycle1, and how a bad value is quoted in their messages.
 //
 // Every error nerved returns over the bus has a name under org.nerve.Lifecycle1.Error and a message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Metrics as text for Prometheus: the OpenMetrics 1.0 text format (`nervectl metrics`, GetMetrics)
 // and the Prometheus text format 0.0.4, which node_exporter's textfile collector and `promtool check
 // metrics` read (nerved's metrics file). The two differ in three places only: a counter's TYPE and

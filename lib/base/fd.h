@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A file descriptor that closes itself.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Facts about this machine and its processes, read from /proc.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The one error convention of nerve's logic: a fallible call returns Result<T> (a value or an Error),
 // or passes one to its completion callback (Done<T>). Nothing in the logic throws to its caller.
 //

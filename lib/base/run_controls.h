@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's controls: its unit properties, its slice and its timeout, as the options of
 // Contain and Launch give them. Everything is checked before anything starts; the record keeps the
 // properties as given ("KEY=VALUE"), the slice and the timeout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Run ids and the scope unit names made from them.
 //
 // A run id is 1 to 128 characters of [A-Za-z0-9._:-] and does not start with '.'. That alphabet is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What this process uses, read from /proc/self and getrlimit: the figures Prometheus client
 // libraries call process_* (open and allowed fds, resident memory, CPU time, start time). A figure
 // that cannot be read is absent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Sizes and shares as systemd takes them for resource limits: a Size is bytes in a uint64 with
 // UINT64_MAX meaning "infinity" (CGROUP_LIMIT_MAX: no limit); a share is a percentage held in
 // permyriad (1/10000), as systemd's parse_permyriad. Both parsers use checked arithmetic: a value

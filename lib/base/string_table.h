@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One table per enum: each value and its name in one row, and both directions looked up from those
 // rows (after systemd's src/basic/string-table.h), so a new value is one line. An enum gets its table
 // by declaring, next to the enum and in its namespace (argument-dependent lookup finds it):

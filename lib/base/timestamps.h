@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Times as nerve writes them in records and prints them: RFC 3339 in UTC with milliseconds,
 // "2026-11-02T09:20:44.050Z". One format for the records (created_at, updated_at, reaped_at), the
 // quarantine names and nervectl's ages and events.

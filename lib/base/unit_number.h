@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The lexer that parse_duration (duration.h) and parse_size (size.h) share: a sum of parts
 // "<digits>[.<digits>][ ]<unit>", as systemd's parse_time and parse_size read them ("1h 30min",
 // "1.5G", "1G 512M", "90"), in checked arithmetic: a part or a sum that does not fit in 64 bits is

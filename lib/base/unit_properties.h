@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Run properties: the resource limits and the timeout a run's scope is started with.
 //
 // A property is given as `KEY=VALUE` in the syntax of `systemd-run -p` (sizes with K/M/G/T and %,

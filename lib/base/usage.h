@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What a run used: a snapshot of its cgroup's accounting files, taken by the reap before systemd
 // removes the cgroup (systemd itself forgets a scope's figures once its cgroup is gone).
 //

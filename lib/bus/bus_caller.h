@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Who sent a bus call: its uid and pid, from one GetConnectionCredentials to dbus-daemon (which has
 // them from the connection's socket). sdbus-c++'s getCredsUid() and getCredsPid() make one such call
 // each, synchronously, and read /proc/PID/status besides (sd-bus's augmentation): two round trips that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where an Error (result.h) becomes a D-Bus error reply: only here, in the bus layer.
 #pragma once
 

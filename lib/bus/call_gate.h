@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One client cannot starve the others. Every method call of org.nerve.Lifecycle1
 // holds a ticket of its client (its bus sender) from its arrival until its reply: a client may have
 // at most `limit` calls in flight, and a call beyond that is answered at once with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How a method of the manager object is called (manager_object.h), for the files that implement its
 // methods: admitted (call_gate.h), served in its client's turn or once its caller is known, and every
 // exception turned into a named error reply. Only the manager object's files include this.

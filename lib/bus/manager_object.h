@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // org.nerve.Lifecycle1.Manager on the bus: the generated adaptor, implemented by calling Lifecycle
 // and ProcessLauncher. Each method only checks its arguments and the caller's credentials, and turns
 // Results into replies (bus_reply.h); the logic is in lifecycle.h. Methods that wait for systemd or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The manager's queries and its own operations: GetRunPath, GetRun, ListRuns, GetMetrics (served in turns,
 // call_gate.h), Reconcile and SetSliceProperties (manager_object.h).
 #include "bus/manager_calls.h"

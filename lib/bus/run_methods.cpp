@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The methods that act on one run: Reap, Cancel, ReapAttempt, Freeze, Thaw, Forget (manager_object.h).
 // Each is nerved's own user's: the caller's uid is checked first.
 #include "bus/manager_calls.h"

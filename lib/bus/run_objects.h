@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One bus object per run (interface org.nerve.Lifecycle1.Run), so engines can watch runs. The
 // manager object is their org.freedesktop.DBus.ObjectManager: GetManagedObjects lists them, and each
 // object emits InterfacesAdded when it appears and InterfacesRemoved when its run is forgotten.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The options (a{sv}) of Contain and Launch: one table of every option (its name, the D-Bus type it
 // must have, the methods that take it, where it goes in the request) and one pure parse of a method's
 // options into its request, or the InvalidArgument (or InvalidProperty) error of the first bad one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Contain and Launch: the methods that start a run (manager_object.h).
 #include "bus/manager_calls.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl's command line, parsed (with CLI11) against the table of verbs (verb_table.h), without any
 // bus call, so that it can be tested on its own; and the one call that runs a verb. Every bad value is a usage error (exit 2) whose message quotes it.
 //

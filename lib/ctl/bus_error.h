@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What nervectl says when a call to nerved failed, by the D-Bus error's name, and the exit code it
 // gives (ctl.h): nerved not running or not answering, the bus unreachable (69), nerved's own named
 // errors (1). A launch whose call failed says that its command was not started (125).

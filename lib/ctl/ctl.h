@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl: a table of verbs (verb_table.h), each a few bus calls to nerved plus formatting. It holds no
 // logic nerved has; the run-id check here is only a convenience, nerved checks again.
 //

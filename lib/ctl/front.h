@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl, the program a person or an engine runs: a small front that starts fast (static libstdc++,
 // libnerve over sd-bus, no sdbus-c++: about half the dynamic linking of nervectl-full) and runs the
 // hot verbs itself: `launch` without --wait (launch.cpp) and the verbs that act on one run (`reap`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl launch RUN -- CMD` (without --wait: supervise.h): libnerve's nerve_contain_exec (Contain
 // this very process, check it is in the scope, seal it when asked, exec CMD in place).
 #include "ctl/args.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How nervectl prints, following systemctl's conventions: JSON in a mode (--json=short|pretty),
 // tables with columns as wide as their content, colour only on a terminal.
 #pragma once

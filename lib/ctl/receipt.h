@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A receipt (receipt.json, as Reap, Cancel and GetRun give it) printed for a person: the outcome, the
 // kill, the time, why the run ended (cause) and what it used (usage). A figure the host did not offer
 // (null in the receipt) is printed as "n/a", never as 0.

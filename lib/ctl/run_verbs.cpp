@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The verbs that act on one run, all run by the front (front.h) through libnerve (nerve.h: one bus
 // call each): reap and cancel (both print the receipt), freeze, thaw, forget.
 #include "ctl/bus_error.h"

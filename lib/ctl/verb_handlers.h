@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The handlers of nervectl's verbs, as the table (verb_table.h) names them. Each gets its checked
 // arguments (args.cpp), makes its bus calls and prints.
 //   - The front's (lib/ctl): launch without --wait (launch.cpp) and the verbs that act on one run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The one table of nervectl's verbs, as systemd's machinectl has it: one row per verb with its name,
 // summary, operands, options and handler. The parser (args.h) reads it, the help is made from it, and
 // dispatch is one call (dispatch in args.h): adding a verb is adding a row (and its handler).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve_contain and nerve_contain_exec (nerve.h): Contain this very process (lean_call.h), trust but
 // verify that it is in the scope's cgroup, seal it when asked, and (for the exec) set the command's
 // view of its run and exec it in place. `nervectl launch RUN -- CMD` is nerve_contain_exec.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How libnerve fails (nerve.h, "Return values"): a nerve_error filled with a D-Bus error name and a
 // message, and a negative errno returned. Its own steps' errors are named org.nerve.libnerve.Error.*.
 #pragma once

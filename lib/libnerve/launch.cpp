@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve_launch and the nerve_run it gives (nerve.h): Launch on a connection of the run's own (the
 // run's owner: when it closes, nerved reaps the run), with a match on RunExited for this run made
 // before the call, so that the signal cannot come before the match; waiting is processing that

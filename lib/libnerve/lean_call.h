@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One method call of libnerve to nerved (org.nerve.Lifecycle1.Manager) with sd-bus (libsystemd) on a
 // session bus connection of its own, for every call that takes a run id (nerve.h: contain, reap,
 // cancel, freeze, thaw, forget, status; so for each verb nervectl's front runs itself). No sdbus-c++ and no round trip before the call: sd-bus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's options (nerve.h: nerve_options) and how Contain and Launch carry them: the a{sv} of
 // docs/dbus-api.md ("Options"), each option only when set, so that nerved's default holds otherwise.
 #pragma once

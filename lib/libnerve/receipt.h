@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A receipt (receipt.json, docs/dbus-api.md "receipt.json and outcomes") as nerve.h's nerve_receipt:
 // every field copied out of the JSON, a figure of usage the host did not offer (null) as
 // NERVE_USAGE_UNKNOWN, fields that older receipts lack as their documented default.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The calls about one run by its id (nerve.h): Reap and Cancel (with their receipt), Freeze, Thaw,
 // Forget, and GetRun (status.cpp reads its answer); one sd-bus call each (lean_call.h).
 #include "libnerve/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve.h's nerve_run: a run started with Launch (launch.cpp), its bus connection (the run's owner)
 // and what its RunExited said (wait.cpp).
 #pragma once

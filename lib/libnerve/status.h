@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GetRun's document (docs/dbus-api.md, "GetRun") as nerve.h's nerve_status: the record's fields, the
 // live state, and the receipt (receipt.h) when there is one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // C strings of nerve.h's interface to and from C++: NULL-terminated arrays (argv, envp, the escaped
 // scopes of a receipt).
 #pragma once

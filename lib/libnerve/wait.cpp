@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Waiting for a launched run's command to end (nerve.h): process its connection until RunExited came
 // (launch.cpp's match), in a loop bounded by a deadline (nerve_run_wait) or one turn at a time from
 // the caller's own event loop (nerve_run_get_fd, nerve_run_get_events, nerve_run_process).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's whole program: options, start-up in order, the event loop. daemon/main.cpp calls it.
 #pragma once
 

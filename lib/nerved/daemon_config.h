@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's configuration file: $XDG_CONFIG_HOME/nerve/nerved.conf (or ~/.config/nerve/nerved.conf),
 // or the file named by --config. Options given on the command line win over it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "nerved/daemon_options.h"
 
 #include "base/cli_parse.h"

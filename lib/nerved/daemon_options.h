@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's command line (parsed with CLI11): what `nerved --help` lists, checked before anything starts.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's metrics file, for node_exporter's textfile collector (docs/operations.md, "Metrics"):
 // the Prometheus text (format 0.0.4) of RunMetrics, kept current.
 //

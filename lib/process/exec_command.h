@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The last step of every launch: exec the command in place, with the signal handling it expects.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The held-child protocol, shared by the engine API's Launch (the nerve-held helper: held_helper.h,
 // spawn_held.h) and `nervectl launch --wait` (ctl/supervise.cpp): a child that waits for a word on its
 // "go" pipe before each step, and tells how its exec failed through a close-on-exec "report" pipe.

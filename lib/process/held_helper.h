@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve-held: the small program a Launch's held child runs until its release (so that a launch
 // never forks the whole daemon). nerved starts it with posix_spawn (a vfork-style clone:
 // no copy of the daemon's page tables, however big the daemon is) in a new session, with default

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The holder of a run's scope: the small program nerve-hold (daemon/hold_main.cpp), started by nerved
 // right before it asks for the scope, put into the scope with the process to contain, then moved into
 // the scope's hold/ leaf (cgroups.h, make_leaves). While it lives the scope's cgroup is populated, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Sealed runs: a run's command starts in a new cgroup namespace rooted at its scope, so that it cannot
 // move itself (or its children) out of the scope. docs/sealing.md has the design and its limits.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "process/spawn_held.h"
 
 #include "process/held_child.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Starting a command that waits for permission to exec.
 //
 // spawn_held starts the small helper nerve-held (held_helper.h) with posix_spawn, not a fork of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // lifecycle.json and receipt.json: what nerved keeps on disk for each run.
 //
 // The record (lifecycle.json) is the run's life: written as an intent (state "launching") before the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "record/record_pack.h"
 
 #include "base/run_id.h"

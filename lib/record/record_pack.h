@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A record packed for keeping in memory: every record nerved holds is kept as one short
 // byte string instead of a Record with a dozen heap strings, so 10,000 finished runs cost about
 // 150 bytes each. Strings that many records share (boot id, slice, the cgroup's folder) are kept

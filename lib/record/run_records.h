@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's files as the lifecycle reads and moves them: loads that answer with named errors, and the
 // one record transition (state, updated_at, durable save). The rules for states and write order are
 // in record.h and docs/records.md; RunStore (run_store.h) is the file layer below.

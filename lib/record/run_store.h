@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The runs folder: one folder per run, holding lifecycle.json and, once reaped, receipt.json (and a
 // receipt.attempt-<N>.json for each earlier attempt that a relaunch ended).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One attempt of a run: put the caller's process into a new transient scope, then say it may exec.
 //
 // Write order (each step durable before the next):

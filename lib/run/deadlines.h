@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Timeouts: a run whose record has a timeout (Record::timeout_usec) is ended at created_at + timeout
 // by a final reap with cause timeout (final_reap.h), with the run's grace, whole tree included. The
 // timer is armed when an attempt is running, and again from the record when nerved starts (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the lifecycle operations need from the outside world, in one bundle. Each member is an
 // interface (or the run store) so unit tests can replace systemd, the cgroup tree and the clock.
 #pragma once

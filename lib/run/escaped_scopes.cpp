@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "run/escaped_scopes.h"
 
 #include "base/host.h"

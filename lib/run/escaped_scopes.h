@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Scopes a run's processes asked the user manager for, found and reaped before the run's own scope.
 //
 // A process of a run that runs `systemd-run --user --scope CMD` (podman's conmon and flatpak-spawn do

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "run/exit_watch.h"
 
 #include "run/run_log.h"

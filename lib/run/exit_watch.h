@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run ends when its processes do: the run/ leaf of every live run (record.h, has_leaf) is watched
 // (its cgroup.events, through Cgroups), and when it is empty the run gets its final reap with cause
 // exited, as reap_on_exit does for a Launch'd command: the reap reads run/ (which the holder keeps)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Test-only fault injection: NERVE_FAULT=<step> makes nerved die as if SIGKILLed at that step, so the
 // integration tests can prove that a crash at any point of a launch or a reap loses nothing.
 // Steps of a launch: after-intent, after-start-request (StartTransientUnit sent, its job not ended),

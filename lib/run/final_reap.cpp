@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "run/final_reap.h"
 
 #include "base/defaults.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's final reap: the fence, the reap itself (reaper.h), the receipt and the closed record, and
 // retries with back-off of a reap that ended pending_retry.
 //

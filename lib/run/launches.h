@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Launch decisions: for a Contain (or a Launch) of a run, a first attempt, a relaunch, or a refusal;
 // and the end of an attempt whose command never started.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The lifecycle of runs: what nerved does for each call, and on its own, without the bus.
 //
 // Lifecycle puts the parts together and serialises the operations of one run (run_queue.h); each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Nested runs (docs/records.md): a Contain or Launch made from inside another live
 // run's scope starts a child of that run. The child gets its own sibling scope; the record's
 // "parent" names the run it was started in. Reaping a parent fences it first (from then on no child

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run ends with its owner (owners.h): once a run is running, its owner is watched, and when the
 // owner goes the run gets a final reap. A run launched with --keep, or whose owner is unknown, is
 // not watched: only an explicit reap ends it.

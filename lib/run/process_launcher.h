@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The engine API's Launch: nerved starts the command itself, contained before it execs.
 //
 // Steps, all on the event loop: spawn a held child (spawn_held.h); contain its pid through Lifecycle

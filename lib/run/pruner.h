@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Records of finished runs do not grow without bound: a reaped run whose receipt is older than
 // keep_finished (nerved.conf; default 7 days; 0 or infinity: forever) is forgotten through Lifecycle::forget, the
 // same path as `nervectl forget`. A run with a call in progress, or not reaped, is left alone (forget

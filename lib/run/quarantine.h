@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // An unreadable lifecycle.json is moved aside, never deleted and never trusted, and a scope of the run
 // that still lives is recovered into a fresh record, so that it still ends when the run is reaped.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The first step of every reap: given the record and what systemd and the cgroup tree say now, is
 // there a scope that is provably ours to stop? A pure function, so every rule has a unit test.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One reap of one attempt's scope: decide (reap_decision.h), then stop and confirm empty.
 //
 // Stop: watch the cgroup's cgroup.events first, then send the stop: StopUnit (systemd sends TERM to

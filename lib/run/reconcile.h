@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reconciliation: every record without a final receipt is looked at once, idempotently, at startup
 // and on `nervectl reconcile`, each within its run's slot (runs are queued at once, so no launch of a
 // run is answered before its line). The runs are looked at one per turn of the event loop, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One way to log what happens to a run: "run R: <what> [attempt N, unit U, invocation I]". Every run
 // event carries the run, its attempt, its unit and its invocation id (or "-" while it has none), so
 // a line can be matched to `systemctl --user status` and to receipts. A failure is logged once, by

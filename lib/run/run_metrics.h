@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's metrics (docs/operations.md, "Metrics"): what a fleet's Prometheus collects from each
 // nerved, as the families of exposition.h.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Read-only questions about runs: a run's status (record, receipt and live state), the list of runs,
 // whether a run exists. They change nothing, move nothing aside (an unreadable record is only
 // reported), and take no run's slot, so they are never delayed by a slow operation on a run. Only

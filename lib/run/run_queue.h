@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Calls for one run are serialised: an operation on run R starts only when the previous one on R has
 // finished, so a launch and a reap of the same run can never interleave. Runs are independent.
 #pragma once

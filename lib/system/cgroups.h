@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The cgroup2 tree as the lifecycle logic sees it, behind an interface so its unit tests can run
 // without a kernel cgroup tree. RealCgroups (real_cgroups.h) is the real thing.
 //

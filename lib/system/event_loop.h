@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's single-threaded event loop.
 //
 // One epoll set holds the bus connections' fds (with the events and timeout sdbus-c++ asks for, read

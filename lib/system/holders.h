@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The holders of nerved's scopes (process/holder.h), behind an interface so the run layer's unit
 // tests can replace them. RealHolders starts each nerve-hold, keeps its pidfd on the event loop and
 // collects its exit, so a killed holder never stays a zombie of nerved. A holder that outlives nerved

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's lines in the systemd journal. When nerved's stderr is the journal stream systemd gave it
 // (JOURNAL_STREAM=DEV:INO matches stderr, the documented test, systemd.exec(5)), nerved logs through
 // sd_journal_sendv instead: PRIORITY from the spdlog level (trace/debug 7, info 6, warning 4,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GetRun's lookup of a unit's state: systemd's answer if it comes within a short
 // budget, else at once the error nerve.Systemd.Late, so no query ever waits on a stalled manager.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A no-op cgroup migration of nerved itself, started when a Contain or Launch call arrives, so that the
 // kernel's RCU grace period of the run's own migration overlaps nerved's work, so a launch waits less.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/owners.h"
 
 #include "base/bus_names.h"

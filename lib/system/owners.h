@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Owners: who started a run. A run never outlives its owner (unless launched --keep).
 //
 // Two kinds. For `nervectl launch` the owner is nervectl's parent, the engine: a "process" owner,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/real_cgroups.h"
 
 #include "base/durable_file.h"

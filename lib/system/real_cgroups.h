@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Cgroups (cgroups.h) on the kernel's cgroup2 tree: folders opened as fds, cgroup.events watched
 // with one inotify fd on nerved's event loop.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/resource_limits.h"
 
 #include <sys/resource.h>

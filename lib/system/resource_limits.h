@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Resource limits nerved sets for itself at start.
 //
 // Every watched owner holds a pidfd, so nerved needs an fd per live run. The soft RLIMIT_NOFILE is

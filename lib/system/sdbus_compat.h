@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What sdbus-c++ 1.2 (Debian 12 ships 1.2.0) cannot do and nerved needs, worked around in one place.
 // Each workaround names the sdbus-c++ release whose own API makes it unnecessary; when nerve requires
 // that release, the function here becomes a call of that API (or goes) and its callers stay as they are.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/slice_properties.h"
 
 #include "base/errors.h"
@@ -5,10 +6,6 @@
 namespace nerve {
 
 namespace {
-
-bool ends_with(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::vector<std::uint8_t> trimmed(std::vector<std::uint8_t> mask) {
   while (!mask.empty() && mask.back() == 0) mask.pop_back();
@@ -46,7 +43,7 @@ std::string given_as(const RunControls& controls, const std::string& name) {
 Result<void> check_applied(const std::string& slice, const RunControls& controls,
                            const std::map<std::string, PropertyValue>& read) {
   for (const auto& p : controls.unit_properties) {
-    if (ends_with(p.name, "Scale")) continue;
+    if (p.name.ends_with("Scale")) continue;
     auto now = read.find(p.name);
     std::string has = now == read.end() ? "no such property" : quote_value(shown(now->second));
     if (now != read.end() && same(p.value, now->second)) continue;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The properties of a slice set through systemd (SetSliceProperties, `nervectl slice set`): the one
 // cap over all the runs in it. systemd's answer to SetUnitProperties is not the proof that a value
 // took, so each one is read back from the slice afterwards.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/systemd.h"
 
 #include "system/event_loop.h"
@@ -31,10 +32,6 @@ Error from(const sdbus::Error& e) { return {e.getName(), e.getName() + ": " + e.
 Result<void> job_result(const std::string& result) {
   if (result == "done") return {};
   return Error{systemd_error::JobFailed, "its job ended with result '" + result + "'"};
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // systemd before 255 has no PIDFDs property for scopes. With the run's own properties in the same
@@ -277,7 +274,7 @@ void SdbusSystemd::Impl::lookup(const std::string& unit, Done<UnitState> done) {
   });
   get(proxy, kUnit, "ActiveState", g, [](Gather& g, const sdbus::Variant& v) { g.unit.active_state = v.get<std::string>(); });
   get(proxy, kUnit, "Description", g, [](Gather& g, const sdbus::Variant& v) { g.unit.description = v.get<std::string>(); });
-  if (ends_with(unit, ".scope"))
+  if (unit.ends_with(".scope"))
     get(proxy, kScope, "ControlGroup", g, [](Gather& g, const sdbus::Variant& v) { g.unit.control_group = v.get<std::string>(); });
   get(proxy, kUnit, "LoadState", g, [](Gather& g, const sdbus::Variant& v) { g.load_state = v.get<std::string>(); });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What nerved needs of the systemd user manager, behind one small interface.
 //
 // The logic (launch, reap) reaches systemd only through Systemd, so its unit tests run against a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "system/systemd_link.h"
 
 #include "base/bus_names.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How nerved reaches the systemd user manager, and only while it needs it.
 //
 // Two ways. The manager's private socket ($XDG_RUNTIME_DIR/systemd/private, what systemctl and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """nerve for Python engines: start each run of a workflow in its own systemd scope through nerved,
 and end it provably (its cgroup is empty), with no D-Bus in the engine's code.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """A D-Bus connection for asyncio that passes file descriptors (jeepney's own asyncio connection does
 not, and Launch sends three): jeepney's messages and parser over a non-blocking Unix socket, read
 when the loop says it is readable (add_reader), written with sendmsg (SCM_RIGHTS), the rest of a

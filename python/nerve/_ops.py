@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Each operation of nerve's API written once, for both connections: a generator that yields what it
 needs (a Call to answer, or a Wait for the next signal) and returns the result. nerve.client drives
 it with blocking calls, nerve.aio with awaits (``drive`` below and ``Client._perform`` in each).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """nerve's bus API as messages, without I/O: the names, the run object paths, one message per method,
 the replies turned into values or exceptions, the match rules, and the book of what the signals said.
 

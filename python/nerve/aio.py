@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The asyncio form, for engines that are event loops: the same calls as the blocking form, awaited.
 
     run = await nerve.aio.launch("build-42", ["make", "-j8"], stdout=nerve.PIPE)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The blocking form: a Client (one bus connection, thread-safe) and the Run handles it gives.
 
 The connection is jeepney's threading one: a receiver thread reads every message, hands replies to

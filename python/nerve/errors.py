@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The errors of nerve's bus API as Python exceptions: one class per error name.
 
 Every error nerved returns is named ``org.nerve.Lifecycle1.Error.<Name>`` (lib/base/errors.h, listed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The caller's values, checked once before anything is sent: durations in seconds, sizes in bytes,
 signals, run ids' type, and the unit properties of a run.
 

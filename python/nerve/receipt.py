@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """What nerve tells about a run: its receipt (receipt.json), the usage in it, and its status (GetRun).
 
 The fields are those of docs/dbus-api.md ("receipt.json and outcomes", "GetRun"), with the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """What a run handle holds in both forms (nerve.client.Run, nerve.aio.Run)."""
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """What the integration tests share: a nerved of their own (tests/harness/with-nerved.sh inside
 with-user-manager.sh, as ctest runs them), fresh run ids, a process tree that escapes its process
 group, and checks of processes and cgroups that wait on events (pipes, pidfds), never sleep."""

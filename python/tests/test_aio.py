@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The asyncio form against a real nerved: launch with a pipe read as a stream, wait, cancel, status
 and errors, on one event loop."""
 import asyncio

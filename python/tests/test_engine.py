@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The blocking form against a real nerved (through tests/harness/with-nerved.sh, inside a private
 user manager): launch with a pipe, wait with the exact receipt, reap of a process tree that escaped
 its process group, cancel, freeze/thaw, status, and the errors as their classes."""

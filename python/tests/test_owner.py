@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """A run ends with the Python engine that launched it, even when that process is SIGKILLed: its bus
 connection owns the run, and nerved reaps it when the connection goes (cause owner_gone)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """One exception class per bus error name of lib/base/errors.h, and the run object paths."""
 import os
 import re

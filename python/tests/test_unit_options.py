@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The caller's values are checked once, before anything is sent: no bus needed."""
 import math
 import signal

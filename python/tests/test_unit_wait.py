@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Run.wait's logic (nerve._ops.wait) against scripted answers, no bus: it ends on RunExited, on a
 final State, or on what the run object says once nerved changed hands, and then asks for the final
 receipt with a Reap bounded by the run's grace."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve_fault_eio: an LD_PRELOAD library that makes write(2), pwrite(2) and fsync(2)/fdatasync(2)
 // fail with EIO on the files a test names, while a switch file exists. The kernel gives ENOSPC (a
 // small tmpfs), EMFILE (setrlimit) and a stalled peer (SIGSTOP) for real; it gives no EIO on demand.

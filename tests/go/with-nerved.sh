@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # with-nerved.sh NERVED NERVECTL -- CMD [ARG...]: runs CMD against a nerved of its own, as the Go
 # package's integration test (go/integration_test.go) needs it. Must run inside
 # tests/harness/with-user-manager.sh (ctest does that): NERVED starts on a temporary runs folder,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-harness-teardown.sh: the harness leaves nothing behind even when it is SIGKILLed (as a ctest
 # timeout does): its private manager, the manager's dbus-daemon and the command are ended, and its
 # cgroup folder and run folder are removed (by the harness's watchdog, with-user-manager.sh).

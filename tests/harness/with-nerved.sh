@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # with-nerved.sh: run one command against a nerved of its own, on a fresh runs folder.
 #
 # Usage: tests/harness/with-nerved.sh [--nerved PATH] [--keep-log] -- CMD [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # with-user-manager.sh: run one command against a PRIVATE systemd user manager.
 #
 # Usage: tests/harness/with-user-manager.sh [--user USER] -- CMD [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # activation.sh PREFIX [C_CLIENT]: run by check-install.sh inside a private user manager (the harness) whose unit
 # path and session bus data folders include PREFIX. Checks, in this order:
 #   - `systemd-analyze --user verify` of the installed PREFIX/lib/systemd/user/nerved.service passes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-deb.sh: the Debian package is built, installs with apt, and removes without a trace.
 #
 # Usage: tests/install/check-deb.sh BUILD_DIR          (root; needs unshare, mount, chroot, apt-get)

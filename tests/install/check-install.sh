@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-install.sh: nerve installs under the prefix it is given, and the installed files work.
 #
 # Usage: tests/install/check-install.sh BUILD_DIR HARNESS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # deb-in-overlay.sh TMP: run by check-deb.sh in a private mount namespace (unshare --mount). Mounts
 # the root file system as the lower layer of an overlay whose upper layer is a tmpfs, chroots into it,
 # installs TMP/nerve.deb, TMP/python3-nerve.deb, TMP/libnerve0.deb and TMP/libnerve-dev.deb with

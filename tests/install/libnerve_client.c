@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* A C program built by check-install.sh against the installed libnerve only (nerve.h and libnerve.pc
  * through pkg-config, -std=c99 -pedantic-errors), as a user's program is built.
  * libnerve_client: reads a receipt (the library works); libnerve_client bus: asks the running nerved

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How long nervectl waits for nerved: every call is bounded by what it asked. A reap without --grace
 // waits the run's own grace (its GraceUSec), however long, and a relaunch without --grace nerved's
 // default grace (DefaultGraceUSec); a nerved that does not answer (stopped)

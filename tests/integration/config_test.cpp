@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved.conf against the real daemon: default_grace and runs_dir from the file; a bad file stops
 // nerved (exit 2) naming the file, the line and the key; keep_finished prunes reaped runs, never a
 // running one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Crash safety beyond the NERVE_FAULT steps: records that lie (another boot, a symlinked or badly named
 // folder, corrupt JSON), a launch racing the final reap, a user manager that stops answering, a runs
 // folder that is full or read-only, and what `nervectl reconcile` reports. In every case nothing that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved killed at each step of a launch and of a reap (NERVE_FAULT=<step> makes it SIGKILL itself
 // there, see lib/run/fault.h): the command never runs unless its launch completed, no process of a run
 // outlives the reap, and the next nerved finishes what the dead one started.

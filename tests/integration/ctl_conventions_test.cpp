@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl's systemctl conventions with the real nerved: `list` in columns sized to their content with
 // a legend (or none with --no-legend, "No runs." when empty), colour only when wanted, `status` exit
 // codes as LSB (0 running, 3 not running, 4 no such run), --json=MODE, and `events` following nerved's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl doctor` against the real nerved and user manager: every required check passes under the
 // harness (exit 0, the probe run contained, reaped and forgotten without a trace), and a check fails
 // with what to do when nerved is not running or its runs folder cannot be written.

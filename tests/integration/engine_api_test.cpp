@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The engine API over the bus, as an engine uses it: Launch with the engine's own pipe, RunExited and
 // PropertiesChanged watched (subscribed before the Launch), output that always reaches EOF, runs that
 // never outlive the engine's bus connection, and bad input refused before anything is recorded.

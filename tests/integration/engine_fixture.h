@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The fixture of the engine API tests (engine_api_test.cpp, and the stress test of many short
 // Launches in tests/soak/): the test is its own engine. It talks to nerved with sdbus-c++ on its own
 // connection and processes that connection's events in a bounded loop of its own (poll on the

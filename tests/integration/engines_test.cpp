@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Real engines, end to end: GNU make, GNU parallel and Snakemake run every job through nerve-sh
 // (client/nerve-sh.in), and a shell script each through `nervectl launch --wait`, each wired by the
 // line docs/adopting.md gives, and are stopped mid-run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's process that asks the user manager for a scope of its own with the real
 // `systemd-run --user --scope` (as podman's conmon and flatpak-spawn do): the reap finds that scope
 // (run/escaped_scopes.h), reaps it first and names it in the receipt.

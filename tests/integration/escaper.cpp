@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerve_test_escaper: the command the integration tests launch in a run. It plays the processes a
 // reap has to catch, and proves with marker files that it really started before a test acts.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // examples/engine.py, the example engine of docs/dbus-api.md, run as a user would run it (Debian's
 // /usr/bin/python3 with python3-jeepney, the package nerve from python/) against this test's nerved: its output, its JSON summary, and a
 // cancel that ends a command which ignores SIGTERM and leaves a pipe holder behind.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The caller's uid: nerved checks it on every call that changes something (Reap, Cancel, Forget and
 // Reconcile among them; AccessDenied), and the session bus already keeps
 // other users out: a process of another uid cannot even connect to it, so cannot reach nerved.

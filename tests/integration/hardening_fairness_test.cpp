@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One client cannot starve the others. Before fair turns, a client that sent 20,000 ListRuns
 // at once (without waiting for answers) delayed another client's ListRuns by 7.9 s: nerved served
 // every queued message in arrival order. Now each client has at most 512 calls in flight (one more

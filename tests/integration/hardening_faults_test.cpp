@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Faults, through the fault-injection layer: a stalled user manager (SIGSTOP), a full disk
 // (a small tmpfs as the runs folder), EIO on writing a record (tests/fault/eio_shim.cpp, LD_PRELOAD).
 // A fault is an error for the call it hits; it never stops the daemon, never delays read-only queries,

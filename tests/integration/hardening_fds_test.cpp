@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // File descriptors. Every watched owner holds a pidfd. nerved raises its soft
 // RLIMIT_NOFILE to the hard limit at start, and when it really runs out, that is an error for one
 // call or one run (retried later), never an exit and never "owner gone" for a live owner.

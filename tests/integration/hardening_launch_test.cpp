@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Launches and relaunches. A reap meant for an
 // earlier attempt never reaches a later one; a refused Launch leaves the finished run as it was; a
 // `launch --wait` cancelled before its exec ends at once; PATH entries are relative to the command's cwd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Records nerve would never write, and files where a record should be. No
 // such file ends nerved or blocks its loop: a query answers a named error quoting the run, a reap or
 // the startup reconciliation moves the record aside (quarantine), and every other call is served.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reap-on-exit and exit statuses across a restart of nerved. A Launch'd command
 // that ends while nerved is down still gets its run reaped (an escaped descendant does not live on)
 // and its RunExited once nerved is back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How nerved starts. A second nerved started by
 // mistake touches nothing; the bus name is owned before any run is reaped; the runs folder's mode is
 // set only on a folder nerved made itself.

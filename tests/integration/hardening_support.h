@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the hardening tests (hardening_*_test.cpp) share: a fixture over NervedTest with
 // owners that hold many runs, records written by hand into the runs folder, bus calls made in this
 // process with their own deadline and measured, and the faults the kernel gives for real (a stalled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved under systemd logs to the journal with the run's fields. journald does not run under the
 // harness, so the test is the journal: it binds a datagram socket at /run/systemd/journal/socket
 // (on the harness's private tmpfs /run/systemd) and starts nerved with stderr to a file whose

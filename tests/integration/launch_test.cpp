@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl launch`: the command runs in place (same pid, same parent) only after its run is
 // contained and recorded, and it never runs when nerved cannot contain it.
 #include "nerved_fixture.h"

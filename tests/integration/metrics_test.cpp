@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Fleet metrics against what the test did: a known set of runs (started, reaped, cancelled, one
 // left running, a Launch that fails, a Contain that is refused), then `nervectl metrics` and nerved's
 // metrics file checked figure by figure against it and against the receipts; then the real

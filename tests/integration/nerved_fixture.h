@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The fixture of every integration test: a fresh runs folder and a nerved of its own, on the session
 // bus of the private user manager that tests/harness/with-user-manager.sh made for this one test.
 //

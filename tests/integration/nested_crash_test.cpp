@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved killed at each step of the reap of a run that has a child run (NERVE_FAULT=<step>, see
 // lib/run/fault.h): the parent is fenced before anything of the tree is signalled, so the next
 // nerved never adopts it as running; it finishes the reap of the whole tree by itself, and no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reaps of real runs: every process of the scope goes, whatever it did to escape, and only the
 // run's own unit is ever touched.
 #include "nerved_fixture.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Run controls: unit properties, timeout and slice reach systemd; a bad
 // property starts nothing; slice set reaches the slice; the command sees its run in its environment;
 // a run started from inside another run is reaped with it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Bad run ids: refused by nervectl as a usage error, and by nerved itself when a client skips that
 // check, with the value quoted, and without a file made anywhere.
 #include "nerved_fixture.h"

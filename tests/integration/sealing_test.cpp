@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Sealed runs (docs/sealing.md): the command starts in a cgroup namespace rooted at its scope, and a
 // sealed launch is refused, before anything runs, where the host cannot seal (cgroup2 without
 // nsdelegate, as on the CI machine). Which tests run depends on the host, never silently: the others

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What nerved serves on the bus is what lib/bus/org.nerve.Lifecycle1.xml defines. The manager's
 // interface is generated from the XML (sdbus-c++-xml2cpp), but the run objects are one hand-written
 // sd-bus vtable (lib/bus/run_objects.cpp), so the XML being the generator's input does not make it

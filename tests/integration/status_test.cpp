@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl status` and `nervectl list` on a live run, and after its reap (their formats and exit
 // codes in detail: ctl_conventions_test.cpp).
 #include "nerved_fixture.h"

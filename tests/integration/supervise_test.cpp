@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl launch --wait`: nervectl stays in the foreground as the supervisor of its run. A signal
 // to the supervisor alone cancels the whole run (every process of the scope, whatever it did to
 // escape) before nervectl exits 128+n; the command's own exit status passes through; and the run

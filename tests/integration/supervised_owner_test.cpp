@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl launch --wait` ends with the process that started it: a real engine (GNU make, a Python
 // program) runs one supervised step per job and is killed with SIGKILL, its pid alone, as a crash or
 // an OOM kill does. Every step's processes go, each run with a receipt of cause owner_gone; with

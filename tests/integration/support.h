@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Process and file helpers for the integration tests: start programs, wait for them and for files
 // with bounded, event-driven waits (pidfd, inotify, poll on a pipe, the user manager's signals), and
 // read process facts from /proc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How nerved reaches the user manager (lib/system/systemd_link.h): its private socket, the session bus, the
 // fall back from one to the other (logged, never silent), and that an idle nerved is not woken by
 // other programs' bus connections and systemd jobs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Exact usage in every receipt: each run's processes are in the run/ leaf of its scope, a holder in
 // hold/ keeps the scope (and run/ with its figures) until the reap has read them, however the run
 // ends (docs/records.md, "Leaf and holder"). Each run here burns at least 1 s of CPU (the escaper's

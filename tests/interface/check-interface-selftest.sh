@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # check-interface-selftest.sh: shows that tests/interface/check-interface.py can fail, and when not.
 #
 # Usage: tests/interface/check-interface-selftest.sh [REPO_ROOT]

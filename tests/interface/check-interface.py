@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """check-interface.py: hold the bus interface of nerved to its committed baseline.
 
 docs/dbus-api.md ("Stability") promises that a member of org.nerve.Lifecycle1, once released, keeps

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The layer check must be able to fail: on a copy of lib/ and ARCHITECTURE.md that passes it, each
 # kind of violation is planted in turn and must be reported by name.
 set -euo pipefail

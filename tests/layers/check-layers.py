@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Holds lib/ to the layering that ARCHITECTURE.md writes down.
 
 The rule is read from ARCHITECTURE.md's ```layers block: one line per folder of lib/, naming the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # libnerve.so's ABI (lib/libnerve/exports.map): the soname is libnerve.so.0; every symbol it defines
 # for others is a nerve_* function with the version NERVE_1 (nothing of libstdc++, base or process
 # leaks); it needs no libstdc++ or libsdbus-c++ (linked in statically, or not at all).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* libnerve_test: libnerve (nerve.h) from C, against a real nerved (tests/harness/with-nerved.sh inside
  * tests/harness/with-user-manager.sh; ctest libnerve-c). Each case prints "ok NAME" or "FAIL NAME:
  * LINE: what"; the exit status is the number of failed cases. Built with the C compiler in C99 with

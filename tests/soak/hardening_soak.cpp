@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Soak at scale: 5,000 live runs held with their owners watched (one pidfd each:
 // far beyond the default soft fd limit of 1,024), and every one reaped when its owner goes.
 //

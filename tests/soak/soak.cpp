@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Soak: 50 runs launched and reaped by 5 concurrent clients while nerved is SIGKILLed and restarted
 // twice. Every run must end with a final receipt, and nothing of any run may be left: no process
 // (every pid of every escaper's markers folder is checked), no nerve-* unit, no nerve-* cgroup.

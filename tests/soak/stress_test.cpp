@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Stress tests: hundreds of launches in a row, for races that show once in many runs. A command
 // that ends at once races systemd's garbage collection of its empty scope with the reap that
 // follows; whichever way the race goes, a run's own scope is never "another unit".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl's command line: every verb, its options, help and version, and every kind of bad input
 // (exit 2 with a message that quotes the bad value). No bus: parse_args makes no call.
 #include "ctl/args.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl events`: run ids read back from run object paths (the rest runs against nerved in
 // tests/integration/ctl_conventions_test.cpp).
 #include "ctl/full/events.h"

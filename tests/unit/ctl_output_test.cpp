@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl's output conventions (lib/ctl/output.cpp): tables sized to their content, ages, colour only
 // where wanted, RFC 3339 times as nerved writes them.
 #include "ctl/output.h"

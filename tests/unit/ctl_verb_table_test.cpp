@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The table of verbs (lib/ctl/verb_table.h) as each program builds it: the same rows in both, every
 // row with a handler in the program that runs it, names unique, operands that the parser and VerbArgs
 // can hold.

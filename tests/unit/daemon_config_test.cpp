@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved.conf: a good file, comments and spaces, each key, and bad input (file, line and key named);
 // how the file and the flags combine (flags win).
 #include "nerved/daemon_config.h"

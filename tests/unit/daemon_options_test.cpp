@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nerved's command line: defaults, each option, help and version, and bad input (exit 2, the bad
 // value named).
 #include "nerved/daemon_options.h"

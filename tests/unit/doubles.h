@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Test doubles for the interfaces the lifecycle logic reaches the world through: GMock doubles of
 // Systemd, Cgroups and OwnerWatch, a manual clock for Timers, and World, which bundles them with a
 // real RunStore in a fresh temporary folder into the Deps the operations take.

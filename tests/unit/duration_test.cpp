@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Durations: systemd's syntax, the boundaries of usec_t (0, 1, max-1, max = infinity, 2^63), refusals
 // that say why, and conversions to std::chrono and time points that saturate instead of wrapping.
 #include "base/duration.h"

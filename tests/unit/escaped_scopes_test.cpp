@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Scopes a run's processes asked the manager for (run/escaped_scopes.h): found by the environment or
 // the ancestry of their processes (real child processes of this test, so /proc is the real one),
 // reaped before the run's own scope, named in the receipt.

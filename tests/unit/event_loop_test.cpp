@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // EventLoop: a ready event is delivered only to the watch it was reported for, never to a later
 // watch that got the same fd number.
 #include "system/event_loop.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The held-child protocol with real processes: the child waits for its word, an exec that happens
 // closes the report pipe, a failed one reports "ERRNO STEP" and exits 127 or 126, and a child whose
 // go pipe closes never runs its command (125).

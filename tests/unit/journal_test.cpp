@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The journal sink: fields of a plain line and of a line about a run (log_run), priorities from
 // levels, MESSAGE_ID, and JOURNAL_STREAM matched against a file descriptor. The sink is tested
 // against an injected writer: journald does not run under the test harness.

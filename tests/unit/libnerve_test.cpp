@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // libnerve's logic without a bus (lib/libnerve): a receipt's JSON as nerve_receipt (usage figures the
 // host did not offer, fields older receipts lack, escaped scopes), what is not a receipt, nerve_error's
 // rules and the options' argument checks. Against a real nerved: tests/libnerve/libnerve_test.c.

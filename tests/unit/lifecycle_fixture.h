@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Lifecycle over a small simulated systemd, built on the GMock doubles: a scope exists from the end of
 // its start job (start_job_ends()) until it is told to stop, by StopUnit or by KillUnit with SIGTERM
 // or SIGKILL; then its cgroup empties at once, unless stop_empties is false (processes that survive

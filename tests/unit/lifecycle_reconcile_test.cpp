@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Lifecycle acting on its own: reaps when an owner goes, retries of pending reaps, reconciliation at
 // startup, and forget.
 #include "lifecycle_fixture.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // LiveLookup (lib/system/live_lookup.h): GetRun's lookup never waits on systemd longer than its budget, not
 // at all once systemd is known to be late, and never piles lookups up on a stalled manager.
 #include "doubles.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "doubles.h"
 #include "temp_dir.h"
 #include "base/defaults.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // MigrationPrimer: prime() returns at once and its thread writes nerved's pid to the cgroup.procs it
 // was given (a no-op migration); without one it does nothing; a failed write never reaches the caller.
 #include "system/migration_primer.h"

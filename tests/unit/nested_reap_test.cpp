@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The reap of a run with a child run: the parent's fence first, before anything of the tree is
 // signalled; each child fenced before it is signalled; the parent stopped after its children.
 #include "lifecycle_fixture.h"

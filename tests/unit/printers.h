@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How GoogleTest prints nerve's enums in failure messages: by name, not as bytes. Every test file
 // that compares them includes this (directly or through doubles.h), so all agree on the printer.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Pruning of finished runs: a reaped run older than keep_finished is forgotten; a younger one, a
 // running one stay (a call in progress: Lifecycle::forget refuses it, test_lifecycle); passes repeat on the timer; keep 0 prunes nothing.
 #include "base/timestamps.h"

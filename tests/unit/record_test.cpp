@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "base/conventions.h"
 #include "base/timestamps.h"
 #include "record/record.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's timeout is one control: RuntimeMaxSec= among the properties and timeout_usec (--timeout).
 #include "base/errors.h"
 #include "base/run_controls.h"

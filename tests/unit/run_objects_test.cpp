@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "bus/run_objects.h"
 
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The direct connection of system/sdbus_compat.h against the real libsystemd, where it needs no bus: a
 // socket that is not there. sdbus-c++ 1.2 drops the sd_bus of a start that failed without an unref
 // (about 1.8 KB each time), so every failed attempt to use the user manager's private socket would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // sealing_from_mountinfo: whether a mount table allows sealed runs (a cgroup2 mount with nsdelegate).
 #include "process/sealing.h"
 

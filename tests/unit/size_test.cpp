@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Sizes and percentages: systemd's syntax (base 1024, at most two decimals of a percent), the
 // boundaries (0, 1, max-1, max, 2^63, 2^64), negative and huge values refused, never wrapped.
 #include "base/size.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // SetSliceProperties' proof: what systemd answers is not taken for what the slice has; the values
 // are read back and compared.
 #include "doubles.h"

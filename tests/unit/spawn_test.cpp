@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // spawn_held with real processes: the held child is the small helper nerve-held (posix_spawn'd, not a
 // fork of the caller) until its release; it never runs the command before it; exec failures are
 // reported "ERRNO STEP" with 126/127; stdio, environment (with the run's variables), working folder,

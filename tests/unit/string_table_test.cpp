@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "base/string_table.h"
 
 #include <gtest/gtest.h>

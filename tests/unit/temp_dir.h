@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A fresh folder under /tmp for one test, removed with everything in it when the test ends.
 #pragma once
 

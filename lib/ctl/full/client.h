@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The generated org.nerve.Lifecycle1 proxy on its own session bus connection: what every verb calls.
 #pragma once
 

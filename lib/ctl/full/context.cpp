@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Context: the bus connection of one nervectl call, opened on first use (ctl.h).
 #include "ctl/full/client.h"
 #include "ctl/ctl.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A run's controls (-p, --timeout, --slice) as sdbus-c++ values, for the calls of nervectl-full
 // (launch --wait's Contain, slice set). The front's launch gives the same options to libnerve
 // (launch.cpp, libnerve/options.h); nerved checks them.

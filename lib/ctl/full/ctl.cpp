@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // nervectl-full: every verb, through the generated sdbus-c++ proxy (the front, front.h, runs plain
 // launch and the verbs of one run itself and execs this program for the others).
 #include "ctl/ctl.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl doctor`: whether this host has what nerve needs, one line per check (ok, FAIL, WARN,
 // INFO) and, when a check fails, what to do. The checks are a table here, in the order a
 // run needs them: session bus, user manager, cgroup2, controllers, nerved, runs folder, a probe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl events`: nerved's signals as they come, one line each (JSON lines with --json), until
 // SIGINT or SIGTERM (exit 0). Followed: every signal nerved sends under /org/nerve/Lifecycle1:
 // RunExited of the manager, PropertiesChanged of the run objects, InterfacesAdded/Removed (a run object

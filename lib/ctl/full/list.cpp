@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl list`: every run in two bus calls, whatever their number: ListRuns (run, state, unit,
 // outcome; also folders without a readable record) and the ObjectManager's GetManagedObjects (each
 // run object's ControlGroup and CreatedAt). The live process count is read from the run's cgroup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The verbs about nerved as a whole: reconcile (a pass now), sealing (can this host seal runs) and
 // metrics (GetMetrics's text, as it is).
 #include "ctl/full/client.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl slice set [SLICE] -p KEY=VALUE...`: SetSliceProperties (default nerve.slice). nerved reads
 // the properties back from systemd and refuses (InvalidProperty) what did not take, so "set" is true.
 #include "ctl/full/client.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl status RUN`: GetRun's record, live state and receipt; exit codes as LSB and systemctl status.
 #include "ctl/full/client.h"
 #include "ctl/output.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl launch --wait`: nervectl stays in the foreground as the supervisor of its run.
 //
 // The supervisor blocks TERM, INT, HUP and QUIT (they arrive on a signalfd) and forks a child that

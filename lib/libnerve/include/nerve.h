@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* nerve.h: libnerve, the C library of nerve's bus API (org.nerve.Lifecycle1 on the session bus,
  * docs/dbus-api.md), over sd-bus. Link with `pkg-config --cflags --libs libnerve`; nerve(3) is its
  * manual page. Pure C (C99 and later, and C++).

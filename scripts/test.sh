@@ -13,12 +13,11 @@
 #                         an account that existed before is used and left alone. Empty: no second pass.
 # Arguments are passed to both ctest runs (e.g. -R Pattern).
 #
-# Then, with NERVE_TEST_SANITIZE=1 (not yet the default: it has not yet run over the code merged
-# with it, docs/testing.md), the sanitizer pass (scripts/sanitize.sh: the unit tests and a
+# Then, unless NERVE_TEST_SANITIZE=0, the sanitizer pass (scripts/sanitize.sh: the unit tests and a
 # chosen part of the integration tests again, built with ASan and UBSan in build-asan/, as the
-# caller, bounded by NERVE_SANITIZE_MINUTES), and unless
-# NERVE_TEST_FUZZ=0, the fuzz pass (scripts/fuzz.sh: each fuzz target for NERVE_FUZZ_SECONDS, built
-# with clang in build-fuzz/). Either failing fails the run. Each pass prints how long it took.
+# caller, bounded by NERVE_SANITIZE_MINUTES), and unless NERVE_TEST_FUZZ=0, the fuzz pass
+# (scripts/fuzz.sh: each fuzz target for NERVE_FUZZ_SECONDS, built with clang in build-fuzz/, from a
+# fixed seed). Either failing fails the run. Each pass prints how long it took.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -39,7 +38,7 @@ timed() {  # timed LABEL CMD...: runs CMD and prints how long it took
 
 # The sanitizer and the fuzz passes, after the others however those went; then the exit status.
 finish() {
-  [ "${NERVE_TEST_SANITIZE:-0}" = 0 ] || timed "sanitizer pass (ASan + UBSan: unit and chosen integration tests)" \
+  [ "${NERVE_TEST_SANITIZE:-1}" = 0 ] || timed "sanitizer pass (ASan + UBSan: unit and chosen integration tests)" \
     "$top/scripts/sanitize.sh" || status=$?
   # A fixed seed: a CI verdict that can be repeated (scripts/fuzz.sh without one explores anew).
   [ "${NERVE_TEST_FUZZ:-1}" = 0 ] || NERVE_FUZZ_SEED=${NERVE_FUZZ_SEED:-20261202} timed "fuzz pass" "$top/scripts/fuzz.sh" || status=$?

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string_view>
 
@@ -64,7 +65,10 @@ bool strings_from_json(const json& r, const std::string& text, nerve_receipt& ou
 
 nerve_receipt* receipt_from_json(const json& r, const std::string& text) {
   if (!r.is_object()) throw std::invalid_argument("a receipt is a JSON object");
-  auto* out = static_cast<nerve_receipt*>(std::calloc(1, sizeof(nerve_receipt)));
+  // Owned until it is whole: a field of the wrong type ({"run": 5}) throws halfway, and whatever was
+  // filled in by then is freed with it (nerve_receipt_free frees what is set, skips what is not).
+  std::unique_ptr<nerve_receipt, void (*)(nerve_receipt*)> out(
+      static_cast<nerve_receipt*>(std::calloc(1, sizeof(nerve_receipt))), nerve_receipt_free);
   if (!out) return nullptr;
   out->attempt = r.value("attempt", 0u);
   out->killed = r.value("killed", false);
@@ -72,11 +76,7 @@ nerve_receipt* receipt_from_json(const json& r, const std::string& text) {
   out->usage_final = r.value("usage_final", false);
   bool ok = strings_from_json(r, text, *out) && escaped_from_json(r, *out);
   if (ok && r.contains("usage") && r["usage"].is_object()) ok = (out->usage = usage_from_json(r["usage"]));
-  if (!ok) {
-    nerve_receipt_free(out);
-    return nullptr;
-  }
-  return out;
+  return ok ? out.release() : nullptr;
 }
 
 }  // namespace nerve::lib

@@ -5,7 +5,7 @@
 # (tests/harness/with-user-manager.sh); with one, it uses the session's own manager.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/scripts/install-deps.sh"
+"$top/scripts/install-deps.sh" --demo  # what the demo needs; scripts/test.sh installs the rest
 # Only the programs the demo runs (nervectl brings nervectl-full, nerved brings nerve-held): the
 # tests are built by scripts/test.sh.
 "$top/scripts/build.sh" nerved nervectl

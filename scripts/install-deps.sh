@@ -2,21 +2,30 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what nerve needs to build, test and run: Debian 12 packages only. Idempotent: packages that
 # are already installed are not fetched again. Needs root (or sudo).
+# Usage: scripts/install-deps.sh [--demo]
+#   --demo  only what scripts/demo.sh needs: configure and build nerved and nervectl, and run them in
+#           a private user manager (about 180 packages, 120 MB on a fresh Debian 12, against some 520,
+#           410 MB for everything: the compilers and tools of the fuzz and sanitizer passes, Go, the
+#           engines, lintian and Prometheus are the tests' alone)
 set -euo pipefail
 
-packages=(
+demo_packages=(
   cmake g++ make pkg-config
   libsdbus-c++-dev libsdbus-c++-bin       # sdbus-c++ 1.2 and sdbus-c++-xml2cpp
   nlohmann-json3-dev libspdlog-dev libsystemd-dev
   libcli11-dev                            # CLI11: the command lines of nerved and nervectl
-  googletest libgtest-dev libgmock-dev
+  googletest libgtest-dev libgmock-dev    # configured with the tests (the same build folder serves both)
+  scdoc                                   # the manual pages (man/*.scd), rendered at build time
   systemd dbus dbus-user-session util-linux procps  # the user manager, its bus, unshare/setpriv
+  python3                                 # the harness's cgroup watchdog
+)
+packages=(
+  "${demo_packages[@]}"
   passwd                                  # useradd/userdel: the unprivileged test pass's account
   acl                                     # setfacl: search permission for that account on a clone under /root
-  python3 python3-dbus python3-gi         # examples and their tests (/usr/bin/python3)
+  python3-dbus python3-gi                 # examples and their tests (/usr/bin/python3)
   golang-go                               # the Go package (go/) and examples/go-engine, built and tested
   python3-jeepney                         # the Python package nerve (python/nerve): its D-Bus library
-  scdoc                                   # the manual pages (man/*.scd), rendered at build time
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
   parallel snakemake                      # real engines (with make) run through nerve-sh, stopped mid-run (engines_test.cpp)
   lintian                                 # the .debs checked as Debian checks packages (tests/install/check-lintian.sh)
@@ -28,6 +37,11 @@ packages=(
 # their services kept from starting (a policy-rc.d that says no, for this install only, where the
 # host has none of its own).
 quiet_services=(prometheus-node-exporter prometheus)
+case ${1:-} in
+  --demo) packages=("${demo_packages[@]}") quiet_services=() ;;
+  '') ;;
+  *) echo "install-deps: unknown argument '$1' (--demo or nothing)" >&2; exit 2 ;;
+esac
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=() missing_quiet=()

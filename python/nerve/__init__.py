@@ -34,6 +34,14 @@ messages and parser (nerve._aio_connection).
 """
 import subprocess as _subprocess
 
+try:
+    import jeepney as _jeepney  # noqa: F401
+except ImportError as _e:  # an interpreter without Debian's python3-jeepney: say which fix applies
+    raise ImportError(
+        "nerve needs jeepney, which Debian's python3-jeepney gives /usr/bin/python3: run the engine "
+        "with /usr/bin/python3, or in a virtualenv made with --system-site-packages, or install "
+        "jeepney (0.8) into this interpreter") from _e
+
 from .errors import *  # noqa: F401,F403: the exception classes, one per bus error name
 from .errors import BusError, NerveError, ERROR_NAMES
 from .receipt import Live, Receipt, Status, Usage

@@ -41,7 +41,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   std::time_t t = ::timegm(&tm);
-  if (t == static_cast<std::time_t>(-1) || tm.tm_mday != asked.tm_mday) return std::nullopt;  // 02-30
+  if (tm.tm_mday != asked.tm_mday) return std::nullopt;  // 02-30 (timegm's error, -1, is below 0)
   // system_clock counts nanoseconds in 64 bits: 1677 to 2262. nerve writes no time before 1970, and
   // from 1970 on an age (now - then) fits the clock as well; anything else is not a time it wrote.
   using namespace std::chrono;

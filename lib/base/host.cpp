@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <stdexcept>
 #include <vector>
 
@@ -25,50 +28,88 @@ std::string read_boot_id() {
   return out;
 }
 
-std::optional<std::string> proc_cgroup(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  return std::nullopt;
-}
-
 namespace {
-// The fields of /proc/PID/stat after the command name (field 3 onwards). On failure *err says why:
-// ENOENT/ESRCH when the process is gone; anything else (EMFILE, ENOMEM, ...) means "unknown".
-std::optional<std::vector<std::string>> stat_fields(pid_t pid, int* err) {
-  int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+// The whole of a small /proc file of 'pid' (one read: the kernel renders these files at once), or
+// nullopt with *err set (ENOENT/ESRCH: the process is gone; anything else: unknown).
+std::optional<std::string> read_proc_file(pid_t pid, const char* name, int* err) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/%s", static_cast<int>(pid), name);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (err) *err = errno;
     return std::nullopt;
   }
-  char buf[1024];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
   if (n <= 0 && err) *err = n < 0 ? errno : ESRCH;
   ::close(fd);
   if (n <= 0) return std::nullopt;
-  std::string text(buf, static_cast<std::size_t>(n));
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(text.substr(close + 1));
-  std::vector<std::string> fields;
-  std::string f;
-  while (rest >> f) fields.push_back(f);
-  return fields;
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// The 'index'th space-separated field of 'text' (0-based), parsed as an unsigned number.
+std::optional<std::uint64_t> number_field(std::string_view text, int index) {
+  std::size_t at = 0;
+  for (int i = 0; i < index; ++i) {
+    at = text.find(' ', at);
+    if (at == std::string_view::npos) return std::nullopt;
+    ++at;
+  }
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data() + at) return std::nullopt;
+  return value;
 }
 }  // namespace
 
-std::optional<std::uint64_t> proc_start_time(pid_t pid, int* err) {
+std::optional<std::string> proc_cgroup(pid_t pid) {
+  auto text = read_proc_file(pid, "cgroup", nullptr);
+  if (!text) return std::nullopt;
+  // One line per hierarchy; the cgroup2 one is "0::PATH".
+  std::string_view rest(*text);
+  while (!rest.empty()) {
+    auto nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    if (line.starts_with("0::")) return std::string(line.substr(3));
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<ProcStat> proc_stat(pid_t pid, int* err) {
   if (err) *err = 0;
-  auto f = stat_fields(pid, err);
-  if (!f || f->size() < 20) return std::nullopt;
-  return std::stoull((*f)[19]);  // field 22
+  auto text = read_proc_file(pid, "stat", err);
+  if (!text) return std::nullopt;
+  // "PID (COMM) STATE PPID ...": the name may hold spaces and parentheses, so fields are counted
+  // from the last ')'. After it, field 3 (the state) is index 0, the parent (4) index 1 and the start
+  // time (22) index 19.
+  auto close = text->rfind(") ");
+  if (close == std::string::npos) {
+    if (err) *err = EINVAL;
+    return std::nullopt;
+  }
+  std::string_view rest(*text);
+  rest.remove_prefix(close + 2);
+  auto parent = number_field(rest, 1);
+  auto start = number_field(rest, 19);
+  if (!parent || !start) {
+    if (err) *err = EINVAL;
+    return std::nullopt;
+  }
+  return ProcStat{static_cast<pid_t>(*parent), *start};
+}
+
+std::optional<std::uint64_t> proc_start_time(pid_t pid, int* err) {
+  auto st = proc_stat(pid, err);
+  if (!st) return std::nullopt;
+  return st->start_time;
 }
 
 std::optional<pid_t> proc_parent(pid_t pid) {
-  auto f = stat_fields(pid, nullptr);
-  if (!f || f->size() < 2) return std::nullopt;
-  return static_cast<pid_t>(std::stol((*f)[1]));  // field 4
+  auto st = proc_stat(pid, nullptr);
+  if (!st) return std::nullopt;
+  return st->parent;
 }
 
 std::string hex(const std::uint8_t* data, std::size_t n) {

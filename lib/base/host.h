@@ -16,6 +16,16 @@ std::string read_boot_id();
 // The path of the "0::" line of /proc/PID/cgroup (the cgroup2 membership), or nullopt.
 std::optional<std::string> proc_cgroup(pid_t pid);
 
+// The two fields of /proc/PID/stat nerve reads: the parent pid (field 4) and the start time (field 22,
+// clock ticks after boot). With the pid, the start time names one process: a reused pid has another.
+struct ProcStat {
+  pid_t parent = 0;
+  std::uint64_t start_time = 0;
+};
+// nullopt if gone or unreadable; then *err (if given) is ENOENT or ESRCH when the process is gone,
+// another errno when it is unknown.
+std::optional<ProcStat> proc_stat(pid_t pid, int* err = nullptr);
+
 // Field 22 of /proc/PID/stat (start time in clock ticks after boot), or nullopt if gone or unreadable;
 // then *err (if given) is ENOENT or ESRCH when the process is gone, another errno when it is unknown
 // (out of fds or memory: never to be read as "gone").

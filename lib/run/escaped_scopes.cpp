@@ -47,11 +47,22 @@ bool carries_run(pid_t pid, const Record& record, const std::string& scope_invoc
          has_variable(env, "NERVE_RUN_ATTEMPT=" + std::to_string(record.attempt));
 }
 
-bool ancestor_in_run(pid_t pid, const Record& record, Cgroups& cgroups) {
+// Every process of a run was started by the run's first process or below it, so none started
+// before it: a process that did (or whose ancestor did, for everything above it is older still) was
+// never forked inside the run. Start times are clock ticks; one started in the same tick is looked at.
+bool older_than_run(const ProcStat& p, const Record& record) {
+  return record.leader_start_time != 0 && p.start_time < record.leader_start_time;
+}
+
+bool ancestor_in_run(const ProcStat& self, const Record& record, Cgroups& cgroups) {
   if (record.cgroup.empty()) return false;
-  auto p = proc_parent(pid);
-  for (int i = 0; i < kMaxAncestors && p && *p > 1; ++i, p = proc_parent(*p))
-    if (auto member = cgroups.member_of(*p); member && within_run(record, *member)) return true;
+  pid_t p = self.parent;
+  for (int i = 0; i < kMaxAncestors && p > 1; ++i) {
+    auto parent = cgroups.process(p);
+    if (!parent || older_than_run(*parent, record)) return false;
+    if (auto member = cgroups.member_of(p); member && within_run(record, *member)) return true;
+    p = parent->parent;
+  }
   return false;
 }
 
@@ -149,7 +160,10 @@ struct Search : std::enable_shared_from_this<Search> {
 bool nerve_scope(const std::string& unit) { return unit.rfind("nerve-", 0) == 0; }
 
 bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id) {
-  return carries_run(pid, record, scope_invocation_id) || ancestor_in_run(pid, record, cgroups);
+  // Most processes of other scopes are older than the run: one read of /proc/PID/stat settles them.
+  auto self = cgroups.process(pid);
+  if (!self || older_than_run(*self, record)) return false;
+  return carries_run(pid, record, scope_invocation_id) || ancestor_in_run(*self, record, cgroups);
 }
 
 void reap_escaped_scopes(Deps& deps, const Record& record, std::uint64_t grace_usec, int signal, Cause cause,

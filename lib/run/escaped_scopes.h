@@ -15,6 +15,8 @@
 //     the run's own id is gone from exactly the processes this looks for, or
 //   - has an ancestor (by parent pid) that is still in the run's cgroup or below it (as the escaped CMD's parent,
 //     the shell that ran systemd-run, usually is).
+// A process that started before the run's first process is none of the run's (a run's processes
+// all descend from it), and is settled by its start time alone, with no environ or ancestry read.
 // The limit: a process that cleared its environment (env -i, or a program that builds its own) and
 // whose parent in the run is gone already (or that double-forked away from it) is not recognised.
 // docs/sealing.md says how a run can be kept from reaching the manager at all.

@@ -5,6 +5,7 @@
 #include "run/fault.h"
 #include "run/run_log.h"
 
+#include <algorithm>
 #include <csignal>
 
 namespace nerve {
@@ -197,14 +198,28 @@ void ReapOp::check_empty() {
   if (finished() || cgroup_.empty()) return;
   // A cgroup that cannot be read is not known to be empty: wait on (the timers end the wait).
   if (!leaf_.empty() && !leaf_emptied_) {
+    // While run/ is populated its figures only grow, and the holder keeps them until read: read
+    // them once, when it is empty (stop_scope's first read stays, for a scope that loses its holder).
     auto run = deps_.cgroups.populated(leaf_);
-    snapshot(run && !*run);
     if (!run || *run) return;
+    snapshot(true);
     end_scope();
+    if (holder_alone()) return scope_emptied();
   }
   auto populated = deps_.cgroups.populated(cgroup_);
   if (leaf_.empty()) snapshot(populated && !*populated);
   if (!populated || *populated) return;
+  scope_emptied();
+}
+
+bool ReapOp::holder_alone() {
+  if (!deps_.holders) return false;
+  auto pids = deps_.cgroups.live_pids(cgroup_);
+  if (!pids || pids->empty()) return false;  // unknown, or only processes past their exit: populated decides
+  return std::ranges::all_of(*pids, [this](pid_t p) { return deps_.holders->spawned(p); });
+}
+
+void ReapOp::scope_emptied() {
   if (signalled_ == Signalled::ByKillUnit || signalled_ == Signalled::NotNeeded) {
     // Signalled with KillUnit (or not at all): the cgroup is empty now. Stop the unit too, so that a
     // scope systemd never saw become empty (e.g. its process died before it was moved in) cannot stay

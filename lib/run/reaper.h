@@ -22,7 +22,8 @@
 // run/'s "populated". When run/ is empty its figures are read (usage_final) and then the whole scope
 // is ended with cgroup.kill through its checked fd (the holder, and any process that moved itself
 // elsewhere in the scope); the scope's "populated 0" or its folder gone is the proof, as without a
-// leaf; then the unit is stopped. StopUnit's own SIGKILL (systemd's, TimeoutStopUSec after it) only
+// leaf, or, sooner, a complete listing of the scope's live processes that holds only the holder this
+// nerved spawned (holder_alone below); then the unit is stopped. StopUnit's own SIGKILL (systemd's, TimeoutStopUSec after it) only
 // ever comes after nerved's: StopUnit is sent only for a grace shorter than TimeoutStopUSec.
 // A launching record whose scope has run/ (nerved died between the leaves and the running record)
 // is reaped as one with that leaf. A record without a leaf (made before leaves; a contain without
@@ -86,6 +87,15 @@ class ReapOp : public std::enable_shared_from_this<ReapOp> {
   void kill_run();
   // run/ is empty: cgroup.kill of the whole scope (the holder).
   void end_scope();
+  // After end_scope: whether every live process left in the scope is a holder this nerved spawned
+  // (and has just killed with the scope). Then none of the run's processes is left anywhere in its
+  // scope, which is what the reap proves, and the reap ends without waiting for the kernel to report
+  // the holder's end: cgroup.events reports a change at most once per 10 ms per file, which on a busy
+  // machine made that wait the longest step of a reap. A holder from before a restart of nerved cannot
+  // be told from another process by its pid: the reap then waits for the scope to empty, as without.
+  bool holder_alone();
+  // The scope is empty (or holds only its killed holder): the reap is complete.
+  void scope_emptied();
   void watch_cgroups();
   void decide_and_act();
   void check_empty();

@@ -10,6 +10,7 @@
 // watch before the first read, so no change can fall between the two.
 #pragma once
 
+#include "base/host.h"
 #include "base/result.h"
 #include "base/usage.h"
 #include "record/record.h"
@@ -41,6 +42,13 @@ class Cgroups {
   virtual Result<bool> populated(const std::string& cgroup) = 0;
   // Every pid in the cgroup and below it (what can be read).
   virtual std::vector<pid_t> pids(const std::string& cgroup) = 0;
+  // Every live process in the cgroup and below it, read completely (a process whose threads have all
+  // exited is not listed, though it keeps the cgroup populated until the kernel releases it): an
+  // Error when some part could not be read, which a cgroup removed meanwhile is not (it held none).
+  virtual Result<std::vector<pid_t>> live_pids(const std::string& cgroup) {
+    (void)cgroup;
+    return Error{"nerve.Cgroup.Unreadable", "not supported here"};
+  }
   // Opens 'cgroup', checks through that folder fd that its id is 'expected_id', and only then
   // writes cgroup.kill through the same fd. false if gone, replaced or unsupported (before 5.14).
   virtual bool kill_if(const std::string& cgroup, std::uint64_t expected_id) = 0;
@@ -70,6 +78,13 @@ class Cgroups {
   // The start time of 'pid' (field 22 of /proc/PID/stat), or nullopt when it is gone. With the pid it
   // names one process: a reused pid has another start time.
   virtual std::optional<std::uint64_t> start_time(pid_t pid) = 0;
+  // The parent and the start time of 'pid' (host.h, ProcStat), or nullopt when it is gone.
+  virtual std::optional<ProcStat> process(pid_t pid) {
+    auto start = start_time(pid);
+    auto parent = proc_parent(pid);
+    if (!start || !parent) return std::nullopt;
+    return ProcStat{*parent, *start};
+  }
   // A migration is coming (a Contain or Launch arrived): start the kernel's grace period of it now,
   // in the background (migration_primer.h). Never fails; does nothing by default.
   virtual void prime_migration() {}

@@ -23,6 +23,12 @@ class Holders {
   // SIGKILL (by its pidfd) to a holder this nerved started that has not ended yet: for a scope that
   // will not get its leaves (the launch failed, or its leaves could not be made).
   virtual void kill(pid_t pid) = 0;
+  // Whether 'pid' is a holder this nerved started and has not collected yet: until collected (it is
+  // nerved's child), its pid names no other process.
+  virtual bool spawned(pid_t pid) const {
+    (void)pid;
+    return false;
+  }
 };
 
 class RealHolders : public Holders {
@@ -31,6 +37,7 @@ class RealHolders : public Holders {
   ~RealHolders() override;
   Result<pid_t> spawn() override;
   void kill(pid_t pid) override;
+  bool spawned(pid_t pid) const override { return pidfds_.contains(pid); }
   // The holders started and not yet ended.
   std::size_t live() const { return pidfds_.size(); }
 

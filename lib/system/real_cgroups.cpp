@@ -24,31 +24,41 @@ std::string join(const std::string& root, const std::string& path) {
   return root + (path.front() == '/' ? "" : "/") + path;
 }
 
-void collect_pids(int dirfd, const std::string& shown, std::vector<pid_t>& out, int depth) {
-  if (depth > 64) return;
+// Appends the pids of cgroup.procs of 'dirfd' and of every folder below it. *complete turns false
+// when some part could not be read for another reason than its removal (a removed cgroup held none).
+void collect_pids(int dirfd, const std::string& shown, std::vector<pid_t>& out, int depth, bool* complete) {
+  if (depth > 64) return void(*complete = false);
   try {
     if (auto procs = read_file_at(dirfd, "cgroup.procs", shown + "/cgroup.procs")) {
       std::istringstream in(*procs);
       pid_t p;
       while (in >> p) out.push_back(p);
     }
-  } catch (const FsError&) {
+  } catch (const FsError& e) {
+    if (e.err() != ENODEV && e.err() != ENOENT) *complete = false;
     return;  // removed while we read it
   }
   int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return void(*complete = false);
   DIR* d = ::fdopendir(fd);
   if (!d) {
     ::close(fd);
-    return;
+    return void(*complete = false);
   }
+  errno = 0;
   while (auto* e = ::readdir(d)) {
     if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
     int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) continue;
+    if (sub < 0) {
+      if (errno != ENOENT) *complete = false;
+      errno = 0;
+      continue;
+    }
     Fd owned(sub);
-    collect_pids(sub, shown + "/" + e->d_name, out, depth + 1);
+    collect_pids(sub, shown + "/" + e->d_name, out, depth + 1, complete);
+    errno = 0;
   }
+  if (errno != 0 && errno != ENOENT && errno != ENODEV) *complete = false;
   ::closedir(d);
 }
 
@@ -94,9 +104,12 @@ class CgroupDir {
   }
 
  public:
-  std::vector<pid_t> pids() const {
+  // The pids below; *complete (if given) false when some part could not be read.
+  std::vector<pid_t> pids(bool* complete = nullptr) const {
     std::vector<pid_t> out;
-    collect_pids(fd_.get(), shown_, out, 0);
+    bool all = true;
+    collect_pids(fd_.get(), shown_, out, 0, &all);
+    if (complete) *complete = all;
     return out;
   }
 
@@ -153,6 +166,19 @@ std::vector<pid_t> RealCgroups::pids(const std::string& cgroup) {
     return dir ? dir->pids() : std::vector<pid_t>{};
   } catch (const FsError&) {
     return {};
+  }
+}
+
+Result<std::vector<pid_t>> RealCgroups::live_pids(const std::string& cgroup) {
+  try {
+    auto dir = CgroupDir::open(root_, cgroup);
+    if (!dir) return std::vector<pid_t>{};
+    bool complete = true;
+    auto out = dir->pids(&complete);
+    if (!complete) return Error{"nerve.Cgroup.Unreadable", "cannot read every cgroup.procs below " + join(root_, cgroup)};
+    return out;
+  } catch (const FsError& e) {
+    return Error{"nerve.Cgroup.Unreadable", e.what()};
   }
 }
 

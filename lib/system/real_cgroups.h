@@ -25,6 +25,7 @@ class RealCgroups : public Cgroups {
   std::optional<std::uint64_t> id(const std::string& cgroup) override;
   Result<bool> populated(const std::string& cgroup) override;
   std::vector<pid_t> pids(const std::string& cgroup) override;
+  Result<std::vector<pid_t>> live_pids(const std::string& cgroup) override;
   bool kill_if(const std::string& cgroup, std::uint64_t expected_id) override;
   std::optional<Usage> usage(const std::string& cgroup, std::uint64_t expected_id) override;
   bool thaw_if(const std::string& cgroup, std::uint64_t expected_id) override;
@@ -34,6 +35,7 @@ class RealCgroups : public Cgroups {
   void unwatch(int handle) override;
   std::optional<std::string> member_of(pid_t pid) override;
   std::optional<std::uint64_t> start_time(pid_t pid) override;
+  std::optional<ProcStat> process(pid_t pid) override { return proc_stat(pid); }  // one read
   void prime_migration() override { primer_.prime(); }
 
  private:

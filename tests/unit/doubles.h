@@ -79,10 +79,13 @@ class MockCgroups : public Cgroups {
     ON_CALL(*this, start_time).WillByDefault(::testing::Return(std::optional<std::uint64_t>(kLeaderStartTime)));
     ON_CALL(*this, make_leaves)
         .WillByDefault(::testing::Return(Result<Leaves>(Error{"nerve.Cgroup.LeavesFailed", "not set up by the test"})));
+    ON_CALL(*this, live_pids)
+        .WillByDefault(::testing::Return(Result<std::vector<pid_t>>(Error{"nerve.Cgroup.Unreadable", "not set up by the test"})));
   }
   MOCK_METHOD(std::optional<std::uint64_t>, id, (const std::string& cgroup), (override));
   MOCK_METHOD(Result<bool>, populated, (const std::string& cgroup), (override));
   MOCK_METHOD(std::vector<pid_t>, pids, (const std::string& cgroup), (override));
+  MOCK_METHOD(Result<std::vector<pid_t>>, live_pids, (const std::string& cgroup), (override));
   MOCK_METHOD(bool, kill_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(std::optional<Usage>, usage, (const std::string& cgroup, std::uint64_t expected_id), (override));
   MOCK_METHOD(bool, thaw_if, (const std::string& cgroup, std::uint64_t expected_id), (override));
@@ -103,6 +106,7 @@ class MockHolders : public Holders {
   MockHolders() { ON_CALL(*this, spawn).WillByDefault(::testing::Return(Result<pid_t>(kHolderPid))); }
   MOCK_METHOD(Result<pid_t>, spawn, (), (override));
   MOCK_METHOD(void, kill, (pid_t pid), (override));
+  MOCK_METHOD(bool, spawned, (pid_t pid), (const, override));
 };
 
 class MockOwnerWatch : public OwnerWatch {

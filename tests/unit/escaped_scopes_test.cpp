@@ -124,6 +124,32 @@ TEST_F(AnEscapedScope, WithoutTheRunsVariablesIsFoundByAnAncestorInTheRunsCgroup
   ASSERT_EQ(result.receipt->escaped.size(), 1u);
 }
 
+// Every process of a run descends from its first one: a process that started before it (by its
+// start time; here one clock tick before) is none of the run's, whatever its environment says.
+TEST_F(AnEscapedScope, IsLeftAloneWhenItsProcessStartedBeforeTheRun) {
+  Record r = running();
+  pid_t p = child({"NERVE_RUN=r1", "INVOCATION_ID=" + r.invocation_id});
+  ON_CALL(cgroups, start_time(p)).WillByDefault(Return(std::optional<std::uint64_t>(test::kLeaderStartTime - 1)));
+  other_scope_holds(r, p);
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
+  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+}
+
+// An ancestor in the run's cgroup that started before the run was moved there, not forked there: its
+// older children are not the run's, and the walk up stops at it.
+TEST_F(AnEscapedScope, IsLeftAloneWhenItsAncestorInTheRunsCgroupStartedBeforeTheRun) {
+  Record r = running();
+  other_scope_holds(r, child({}));
+  ON_CALL(cgroups, member_of(::getpid())).WillByDefault(Return(std::optional<std::string>(r.cgroup)));
+  ON_CALL(cgroups, start_time(::getpid())).WillByDefault(Return(std::optional<std::uint64_t>(test::kLeaderStartTime - 1)));
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
+  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+}
+
 TEST_F(AnEscapedScope, NotSearchedForBecauseTheListingFailedLeavesTheReapPending) {
   contained("r1");
   ON_CALL(systemd, list_scopes("*.scope")).WillByDefault(Return(Result<std::vector<std::string>>(

@@ -466,6 +466,50 @@ TEST_F(AReapOfALeaf, ReadsTheLeafThenKillsTheScopeOnceTheLeafIsEmpty) {
   EXPECT_EQ(receipt->usage->cpu_usage_usec, 2'000'000u);
 }
 
+// The holder is this nerved's own child (so its pid names no other process): once run/ is empty and
+// read, a scope that holds nothing else alive holds none of the run's processes, and the reap ends
+// without waiting for the kernel's report that the killed holder is gone.
+TEST_F(AReapOfALeaf, CompletesOnceOnlyItsOwnKilledHolderIsLeftInTheScope) {
+  ::testing::NiceMock<test::MockHolders> holders;
+  deps.holders = &holders;
+  ON_CALL(holders, spawned(test::kHolderPid)).WillByDefault(Return(true));
+  ON_CALL(cgroups, live_pids(record.cgroup)).WillByDefault(Return(Result<std::vector<pid_t>>(std::vector<pid_t>{test::kHolderPid})));
+  reap();
+  EXPECT_CALL(cgroups, kill_if(record.cgroup, kCgroupId)).WillOnce(Return(true));
+  EXPECT_CALL(systemd, stop_unit(record.unit, _));
+  empty_leaf();
+  ASSERT_TRUE(receipt) << "waited for the scope to empty though only the holder was left";
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+  EXPECT_TRUE(receipt->usage_final);
+}
+
+TEST_F(AReapOfALeaf, WaitsForTheScopeWhenAProcessOtherThanItsHolderIsLeftInIt) {
+  ::testing::NiceMock<test::MockHolders> holders;
+  deps.holders = &holders;
+  ON_CALL(holders, spawned(test::kHolderPid)).WillByDefault(Return(true));
+  // A process of the run moved itself into another cgroup of the scope: cgroup.kill ends it too,
+  // but only the scope's emptiness proves it gone.
+  ON_CALL(cgroups, live_pids(record.cgroup))
+      .WillByDefault(Return(Result<std::vector<pid_t>>(std::vector<pid_t>{test::kHolderPid, 4242})));
+  reap();
+  empty_leaf();
+  EXPECT_FALSE(receipt);
+  empty_scope();
+  ASSERT_TRUE(receipt);
+  EXPECT_EQ(receipt->outcome, Outcome::Complete);
+}
+
+TEST_F(AReapOfALeaf, WaitsForTheScopeWhenItsHolderIsNotOneThisNervedSpawned) {
+  ::testing::NiceMock<test::MockHolders> holders;  // spawned() is false: a holder from before a restart
+  deps.holders = &holders;
+  ON_CALL(cgroups, live_pids(record.cgroup)).WillByDefault(Return(Result<std::vector<pid_t>>(std::vector<pid_t>{test::kHolderPid})));
+  reap();
+  empty_leaf();
+  EXPECT_FALSE(receipt);
+  empty_scope();
+  ASSERT_TRUE(receipt);
+}
+
 TEST_F(AReapOfALeaf, SendsNoSignalWhenTheLeafIsEmptyAlready) {
   leaf_populated = false;  // the run ended by itself
   EXPECT_CALL(systemd, kill_unit).Times(0);

@@ -95,7 +95,7 @@ struct Search : std::enable_shared_from_this<Search> {
   void look_up(const std::vector<std::string>& units) {
     std::vector<std::string> others;
     for (const auto& u : units)
-      if (!nerve_scope(u) && u != record.unit) others.push_back(u);
+      if (!never_escaped(u) && u != record.unit) others.push_back(u);
     if (others.empty()) return finish();
     pending = others.size();
     for (const auto& unit : others)
@@ -157,7 +157,7 @@ struct Search : std::enable_shared_from_this<Search> {
 
 }  // namespace
 
-bool nerve_scope(const std::string& unit) { return unit.rfind("nerve-", 0) == 0; }
+bool never_escaped(const std::string& unit) { return unit.starts_with("nerve-") || unit == "init.scope"; }
 
 bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id) {
   // Most processes of other scopes are older than the run: one read of /proc/PID/stat settles them.

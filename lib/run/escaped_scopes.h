@@ -5,7 +5,8 @@
 // it too) calls StartTransientUnit with PIDs=[its own pid] and then execs CMD: the user manager moves
 // it out of the run's scope into a scope of its own (run-XXXX.scope in app.slice), where the run's
 // reap would never see it. So a final reap, after its fence and before it stops the run's scope,
-// lists the manager's scopes (ListUnitsByPatterns "*.scope", nerve's own "nerve-*" left out), reads
+// lists the manager's scopes (ListUnitsByPatterns "*.scope", nerve's own "nerve-*" and the manager's
+// init.scope left out: never_escaped below), reads
 // the pids of each (cgroup.procs below its ControlGroup) and takes as the run's every scope holding
 // a process that
 //   - has NERVE_RUN=<run> and INVOCATION_ID=<the run's invocation id> in /proc/PID/environ (every
@@ -45,8 +46,9 @@ namespace nerve {
 bool process_of_run(pid_t pid, const Record& record, Cgroups& cgroups, const std::string& scope_invocation_id);
 
 // The name is one nerve never takes as escaped: its own scopes ("nerve-*.scope"), which are runs of
-// their own (nested runs among them).
-bool nerve_scope(const std::string& unit);
+// their own (nested runs among them), and the manager's own init.scope, into which the manager never
+// moves a process (it holds the manager itself), so that asking for a scope cannot lead there.
+bool never_escaped(const std::string& unit);
 
 struct EscapedReaps {
   std::vector<EscapedScope> scopes;  // what was found (and reaped)

@@ -34,7 +34,6 @@ void ExitWatch::check(const std::string& run) {
   if (!populated || *populated) return;
   unsigned attempt = it->second.attempt;
   unwatch(run);
-  spdlog::info("run {}: its processes have all ended; reaping it (cause exited)", run);
   ended_(run, attempt);
 }
 

@@ -27,6 +27,7 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       exits_(deps_.cgroups,
              [this](const std::string& run, unsigned attempt) {
                if (reaps_.active_cause(run)) return;  // its reap is under way: that is what emptied run/
+               spdlog::info("run {}: its processes have all ended; reaping it (cause exited)", run);
                reap_in_background(run, "reap after its processes ended", Cause::Exited, attempt);
              }),
       launches_(deps_, quarantine_, owner_reaps_, deadlines_, exits_),

@@ -160,7 +160,21 @@ TEST_F(AnEscapedScope, NotSearchedForBecauseTheListingFailedLeavesTheReapPending
   EXPECT_THAT(result.receipt->error, HasSubstr("cannot list the user manager's scopes"));
 }
 
-TEST(EscapedScopeNames, NeverTakeNervesOwnScopes) {
-  EXPECT_TRUE(nerve_scope("nerve-r1-0123456789abcdef.scope"));
-  EXPECT_FALSE(nerve_scope("run-r0a1b2c3.scope"));
+TEST(EscapedScopeNames, NeverTakeNervesOwnScopesOrTheManagersInitScope) {
+  EXPECT_TRUE(never_escaped("nerve-r1-0123456789abcdef.scope"));
+  EXPECT_TRUE(never_escaped("init.scope"));
+  EXPECT_FALSE(never_escaped("run-r0a1b2c3.scope"));
+  EXPECT_FALSE(never_escaped("xinit.scope"));
+}
+
+// The manager holds itself in init.scope and never moves a process there: each reap would otherwise
+// look it up and read every process in it (where nerved itself may run, that is all of them).
+TEST_F(AnEscapedScope, TheManagersInitScopeIsNeverLookedUp) {
+  Record r = running();
+  ON_CALL(systemd, list_scopes("*.scope"))
+      .WillByDefault(Return(Result<std::vector<std::string>>(std::vector<std::string>{r.unit, "init.scope"})));
+  EXPECT_CALL(systemd, lookup("init.scope")).Times(0);
+  auto& result = reap("r1");
+  ASSERT_TRUE(result.receipt);
+  EXPECT_EQ(result.receipt->outcome, Outcome::Complete);
 }

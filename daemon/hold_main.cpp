@@ -5,7 +5,7 @@
 // be ignored and waits forever: only SIGKILL (nerved's cgroup.kill of the scope) ends it.
 //
 // One is started per run, so its start is on every launch's bill. On x86-64 it is built freestanding
-// (no libc: its own _start and two system calls, a 5 KB program): starting it costs about 1.1 ms of
+// (no libc: its own _start and two system calls, an 11 KB program): starting it costs about 1.1 ms of
 // CPU on the benchmark machine, where the same loop linked statically with glibc cost 2.5 ms (glibc's
 // start-up: relocations, TLS, tunables, and the page faults of a 750 KB program). Elsewhere, and in
 // the sanitizer build, it is the same loop on libc (daemon/CMakeLists.txt chooses).

@@ -62,6 +62,14 @@ class AnEscapedScope : public test::LifecycleTest {
     ON_CALL(cgroups, pids(kOtherCgroup)).WillByDefault(Return(std::vector<pid_t>{pid}));
   }
 
+  // Reaps r1 and checks that only its own scope was stopped and the receipt names no escaped scope.
+  void reaped_with_no_escaped_scope(const Record& r) {
+    auto& result = reap("r1");
+    ASSERT_TRUE(result.receipt);
+    EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
+    EXPECT_THAT(result.receipt->escaped, IsEmpty());
+  }
+
  private:
   std::vector<pid_t> children_;
 };
@@ -85,10 +93,7 @@ TEST_F(AnEscapedScope, WhoseProcessCarriesTheRunsVariablesIsReapedFirstAndNamedI
 TEST_F(AnEscapedScope, IsLeftAloneWhenItsProcessHasAnotherInvocationId) {
   Record r = running();
   other_scope_holds(r, child({"NERVE_RUN=r1", "INVOCATION_ID=" + std::string(32, 'c')}));
-  auto& result = reap("r1");
-  ASSERT_TRUE(result.receipt);
-  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
-  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+  reaped_with_no_escaped_scope(r);
 }
 
 // What `systemd-run --scope` leaves in its command's environment: the run's NERVE_RUN and
@@ -108,10 +113,7 @@ TEST_F(AnEscapedScope, WithTheInvocationIdOfItsOwnScopeButAnotherAttemptIsLeftAl
   Record r = running();
   other_scope_holds(r, child({"NERVE_RUN=r1", "NERVE_RUN_ATTEMPT=" + std::to_string(r.attempt + 1),
                               "INVOCATION_ID=" + std::string(32, 'b')}));
-  auto& result = reap("r1");
-  ASSERT_TRUE(result.receipt);
-  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
-  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+  reaped_with_no_escaped_scope(r);
 }
 
 TEST_F(AnEscapedScope, WithoutTheRunsVariablesIsFoundByAnAncestorInTheRunsCgroup) {
@@ -131,10 +133,7 @@ TEST_F(AnEscapedScope, IsLeftAloneWhenItsProcessStartedBeforeTheRun) {
   pid_t p = child({"NERVE_RUN=r1", "INVOCATION_ID=" + r.invocation_id});
   ON_CALL(cgroups, start_time(p)).WillByDefault(Return(std::optional<std::uint64_t>(test::kLeaderStartTime - 1)));
   other_scope_holds(r, p);
-  auto& result = reap("r1");
-  ASSERT_TRUE(result.receipt);
-  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
-  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+  reaped_with_no_escaped_scope(r);
 }
 
 // An ancestor in the run's cgroup that started before the run was moved there, not forked there: its
@@ -144,10 +143,7 @@ TEST_F(AnEscapedScope, IsLeftAloneWhenItsAncestorInTheRunsCgroupStartedBeforeThe
   other_scope_holds(r, child({}));
   ON_CALL(cgroups, member_of(::getpid())).WillByDefault(Return(std::optional<std::string>(r.cgroup)));
   ON_CALL(cgroups, start_time(::getpid())).WillByDefault(Return(std::optional<std::uint64_t>(test::kLeaderStartTime - 1)));
-  auto& result = reap("r1");
-  ASSERT_TRUE(result.receipt);
-  EXPECT_THAT(events, ElementsAre("start " + r.unit, "stop " + r.unit));
-  EXPECT_THAT(result.receipt->escaped, IsEmpty());
+  reaped_with_no_escaped_scope(r);
 }
 
 TEST_F(AnEscapedScope, NotSearchedForBecauseTheListingFailedLeavesTheReapPending) {

@@ -130,9 +130,8 @@ void ContainOp::on_lookup(const Result<UnitState>& l) {
   record_.cgroup = l->control_group;
   record_.cgroup_id = *cgroup_id;
   if (auto leaves = make_leaves(*l); !leaves) return fail(error::ScopeFailed, leaves.error().message);
+  fault_point("before-running");
   log_run(spdlog::level::debug, record_, "membership checked; writing the running record");
-  if (!save(RunState::Running)) return;
-  fault_point("after-running");
   if (!release()) return;
   log_run(spdlog::level::info, record_,
           "pid " + std::to_string(req_.pid) + " contained (cgroup " + record_.cgroup + ")", message_id::Launch);
@@ -186,17 +185,14 @@ Result<void> ContainOp::make_leaves(const UnitState& u) {
 }
 
 Result<void> ContainOp::release() {
-  // Lazy, as the running record: a crash of nerved keeps it (the page cache), a crash of the machine
-  // ends the run anyway. Without it a later nerved could not tell this run's end from one that never
-  // started, so the command does not start without it.
+  // One lazy write says both: running, and released. Lazy: a crash of nerved keeps it (the page
+  // cache), a crash of the machine ends the run anyway. Without it a later nerved could not tell this
+  // run's end from one that never started, so the command does not start without it; a nerved that
+  // dies before it leaves the intent, whose attempt is cleaned as never started (reconcile.h).
   record_.released = true;
-  record_.updated_at = now_rfc3339();
-  if (auto saved = deps_.store.save(record_, Sync::Lazy); !saved) {
+  if (!save(RunState::Running)) {
     record_.released = false;
-    fail(error::RecordFailed, "cannot write the released record of run " + quote_value(record_.run) + ": " +
-                                  saved.error().message +
-                                  "; the command was not started. Free space or fix the permissions of the runs folder.");
-    return saved.error();
+    return Error{error::RecordFailed, "the running record was not written"};
   }
   return {};
 }

@@ -11,10 +11,10 @@
 //      scope's leaves (cgroups.h, make_leaves): the pid into run/, the holder into hold/, the
 //      controllers enabled;
 //   4. running record: invocation id, cgroup, cgroup id, leaf and its id, state "running",
-//      "released" false;
-//   5. the same record with "released" true (lazy, as the running one), then the reply. Only now does
-//      the caller exec its command. A nerved that dies between 4 and 5 leaves a running record that
-//      says its command never started (reconcile.h cleans that attempt; the run may be launched again).
+//      "released" true (one lazy write), then the reply. Only now does the caller exec its command.
+//      A nerved that dies before 4 leaves the launching intent, which says the command never started
+//      (reconcile.h cleans that attempt; the run may be launched again). (Records of an older nerved
+//      may say running and not released: the same, see reconcile.h.)
 // If any step fails the caller gets a named error and does not exec, and the record says "failed"
 // (and the holder is killed). That includes the holder: one that cannot be started is
 // ContainmentUnavailable (nerve-hold missing), one that is not in the scope, or leaves that cannot be
@@ -71,7 +71,7 @@ class ContainOp : public std::enable_shared_from_this<ContainOp> {
   // Step 3's leaves (with holders: always in nerved): ScopeFailed when the holder is not in the scope
   // or the leaves cannot be made.
   Result<void> make_leaves(const UnitState& unit);
-  // Step 5's mark, just before the reply: the record says the caller may exec.
+  // Step 4, just before the reply: the record says running, and that the caller may exec.
   Result<void> release();
   void fail(const char* name, std::string message);
   bool refused_property(const Error& e) const;

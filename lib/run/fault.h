@@ -2,7 +2,8 @@
 // Test-only fault injection: NERVE_FAULT=<step> makes nerved die as if SIGKILLed at that step, so the
 // integration tests can prove that a crash at any point of a launch or a reap loses nothing.
 // Steps of a launch: after-intent, after-start-request (StartTransientUnit sent, its job not ended),
-// after-start, after-running. Steps of a reap, in their order: after-fence (the run's fence durable;
+// after-start, before-running (the leaves made, the running record not written). Steps of a reap, in
+// their order: after-fence (the run's fence durable;
 // for a run with children, before any of them is reaped), after-child-fence and after-child-receipt
 // (the same points of a child's reap: the run's record names a parent), before-stop (a run without a
 // parent: its children reaped, nothing of the run signalled yet; before-child-stop for a child),

@@ -59,7 +59,7 @@ TEST_P(ANervedKilledDuringALaunch, NeverStartsTheCommandAndTheRunCanBeLaunchedAg
 }
 
 INSTANTIATE_TEST_SUITE_P(AtEachStep, ANervedKilledDuringALaunch,
-                         ::testing::Values("after-intent", "after-start-request", "after-start", "after-running"),
+                         ::testing::Values("after-intent", "after-start-request", "after-start", "before-running"),
                          step_name);
 
 class ANervedKilledDuringAReap : public NervedTest, public ::testing::WithParamInterface<std::string> {};

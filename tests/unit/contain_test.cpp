@@ -352,10 +352,15 @@ TEST_F(AContainWithAHolder, RefusesWithoutAScopeWhenNoHolderCanBeStarted) {
   EXPECT_EQ(state_on_disk(), RunState::Failed);
 }
 
-// The running record is written unreleased; the caller is told to exec only once the record says
-// released (a nerved that dies in between leaves a record that says the command never started).
-TEST_F(AContainWithAHolder, MarksTheRecordReleasedBeforeItReplies) {
+// The caller is told to exec only once the record says released, and the running record is that one
+// write: a nerved that dies before it leaves the launching intent, which says the command never
+// started (reconcile.h), as a running record that is not released would, at one write less a launch.
+TEST_F(AContainWithAHolder, WritesTheRunningRecordOnceAndReleasedBeforeItReplies) {
   std::optional<Record> at_reply;
+  std::vector<Record> written;
+  store.set_observer([&written](const std::string&, const StoreChange& c) {
+    if (c.after) written.push_back(*c.after);
+  });
   ContainOp::start(deps, request, 1, [this, &at_reply](Result<ContainReply> r) {
     ASSERT_TRUE(r) << r.error().message;
     at_reply = test::load(store, "r1");
@@ -365,4 +370,8 @@ TEST_F(AContainWithAHolder, MarksTheRecordReleasedBeforeItReplies) {
   ASSERT_TRUE(at_reply);
   EXPECT_EQ(at_reply->state, RunState::Running);
   EXPECT_TRUE(at_reply->released) << "the caller was told to exec before the record said so";
+  ASSERT_EQ(written.size(), 2u) << "a launch writes its intent and its running record, nothing more";
+  EXPECT_EQ(written[0].state, RunState::Launching);
+  EXPECT_EQ(written[1].state, RunState::Running);
+  EXPECT_TRUE(written[1].released);
 }

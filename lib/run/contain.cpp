@@ -190,17 +190,14 @@ Result<void> ContainOp::release() {
   // run's end from one that never started, so the command does not start without it; a nerved that
   // dies before it leaves the intent, whose attempt is cleaned as never started (reconcile.h).
   record_.released = true;
-  if (!save(RunState::Running)) {
-    record_.released = false;
-    return Error{error::RecordFailed, "the running record was not written"};
-  }
-  return {};
+  return save(RunState::Running);
 }
 
 void ContainOp::fail(const char* name, std::string message) {
   log_run(spdlog::level::err, record_, message);
   if (holder_) deps_.holders->kill(holder_);  // the scope must empty once the caller exits
   holder_ = 0;
+  record_.released = false;  // every failure comes before the reply: the caller was never told to exec
   // No stop here: the scope, if one was made, holds only the caller, which gets this error, does not
   // exec, and exits; systemd then collects the empty scope. The record keeps naming the unit, so a
   // later attempt or reap can still find it.

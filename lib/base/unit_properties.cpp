@@ -23,9 +23,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// A share of 0% to 100% as systemd's uint32 scale (UINT32_MAX is 100%).
+// A share of 0% to 100% as systemd's uint32 scale (UINT32_MAX is 100%), rounded to the nearest as
+// systemd's UINT32_SCALE_FROM_PERMYRIAD (percent-util.h) rounds it: 50% is 2^31, not UINT32_MAX / 2.
 std::uint32_t scale_from_permyriad(std::uint64_t p) {
-  return static_cast<std::uint32_t>(p * UINT32_MAX / 10000);
+  return static_cast<std::uint32_t>((p * UINT32_MAX + 5000) / 10000);
 }
 
 using Parser = std::function<Result<UnitProperty>(std::string_view key, std::string_view value)>;

@@ -31,7 +31,9 @@ TEST(AMemoryLimit, TakesSizesWithBase1024Suffixes) {
 TEST(AMemoryLimit, TakesInfinityAsNoLimit) { EXPECT_EQ(parsed("MemoryMax=infinity"), (UnitProperty{"MemoryMax", kInfinity})); }
 
 TEST(AMemoryLimit, GivenAsAPercentageBecomesTheScalePropertyAsSystemdRunSendsIt) {
-  EXPECT_EQ(parsed("MemoryMax=50%"), (UnitProperty{"MemoryMaxScale", std::uint32_t{UINT32_MAX / 2}}));
+  // systemd-run rounds to the nearest (UINT32_SCALE_FROM_PERMYRIAD): 50% is 2^31.
+  EXPECT_EQ(parsed("MemoryMax=50%"), (UnitProperty{"MemoryMaxScale", std::uint32_t{0x80000000u}}));
+  EXPECT_EQ(parsed("MemoryMax=33.33%"), (UnitProperty{"MemoryMaxScale", std::uint32_t{1431512599u}}));
   EXPECT_EQ(parsed("MemoryHigh=100%"), (UnitProperty{"MemoryHighScale", std::uint32_t{UINT32_MAX}}));
 }
 
@@ -107,7 +109,7 @@ TEST(AWeight, IsFrom1To10000) {
 TEST(ATasksLimit, TakesACountAPercentageOrInfinity) {
   EXPECT_EQ(parsed("TasksMax=64"), (UnitProperty{"TasksMax", std::uint64_t{64}}));
   EXPECT_EQ(parsed("TasksMax=infinity"), (UnitProperty{"TasksMax", kInfinity}));
-  EXPECT_EQ(parsed("TasksMax=10%"), (UnitProperty{"TasksMaxScale", std::uint32_t(std::uint64_t{1000} * UINT32_MAX / 10000)}));
+  EXPECT_EQ(parsed("TasksMax=10%"), (UnitProperty{"TasksMaxScale", std::uint32_t{429496730u}}));
   refused("TasksMax=4K");
 }
 

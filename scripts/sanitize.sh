@@ -17,7 +17,25 @@ build=${NERVE_ASAN_BUILD_DIR:-$top/build-asan}
 werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" >/dev/null
+# The integration tests it runs (docs/testing.md says why these): those that drive nerved's own code
+# where memory errors live (records read back, crash and restart, launch and reap, the option and
+# property parses, the reaper, escaped scopes, engines and the supervisor, error paths under EIO, the
+# private socket), unless NERVE_SANITIZE_FULL=1 asks for the whole suite. Suites by the start of
+# their names; a parameterized test is "Instance/Suite.Test/param".
+suites='ALaunch|ARun|AReap|RunControls|AnInvalidRunId|AFinalReceipt|ARecordOfAnotherBoot|CorruptRecords|Reconcile|ANervedKilled|NervedTest|HardeningRecords|HardeningFaults|A[A-Za-z]*SystemdBus|AnEscapedScope|AnEngine|ASupervisor'
+integration="^([A-Za-z]+/)?($suites)"
+# Only the files that hold those suites are built (a sanitized compile is slow; the others would be
+# built for nothing): every *_test.cpp with a TEST, TEST_F or TEST_P of one of them.
+files=''
+if [ "${NERVE_SANITIZE_FULL:-0}" = 1 ]; then
+  integration=.
+else
+  files=$(grep -lE "^TEST(_F|_P)?\(($suites)" "$top"/tests/integration/*_test.cpp | xargs -n1 basename | paste -sd';')
+  [ -n "$files" ] || { echo "sanitize.sh: no integration test file holds the chosen suites" >&2; exit 1; }
+fi
+cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" \
+  -DNERVE_INTEGRATION_FILES="$files" >/dev/null
+echo "sanitize.sh: integration test files built: ${files:-all}"
 fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
 start=$SECONDS
 # shellcheck disable=SC2086 # one target per word
@@ -37,13 +55,6 @@ cd "$build"
 # go.* are Go programs (no C++ to sanitize; pass 1 runs them) and are not built here; libnerve-abi
 # checks what the shipped libnerve.so links, which a sanitizer build changes on purpose (libasan).
 exclude='^harness|^HardeningFds\.OutOfFds|^go\.|^libnerve-abi$'
-# The integration tests it runs (docs/testing.md says why these): those that drive nerved's own code
-# where memory errors live (records read back, crash and restart, launch and reap, the option and
-# property parses, the reaper, escaped scopes, engines and the supervisor, error paths under EIO, the
-# private socket), unless NERVE_SANITIZE_FULL=1 asks for the whole suite. A parameterized test is
-# "Instance/Suite.Test/param".
-integration='^([A-Za-z]+/)?(ALaunch|ARun|AReap|RunControls|AnInvalidRunId|AFinalReceipt|ARecordOfAnotherBoot|CorruptRecords|Reconcile|ANervedKilled|NervedTest|HardeningRecords|HardeningFaults|A[A-Za-z]*SystemdBus|AnEscapedScope|AnEngine|ASupervisor)'
-[ "${NERVE_SANITIZE_FULL:-0}" = 1 ] && integration=.
 # ctest's --stop-time (a time of day) bounds the whole pass, and ends tests as its --timeout does.
 stop=$(date -d "+${NERVE_SANITIZE_MINUTES:-12} min" +%H:%M:%S)
 start=$SECONDS

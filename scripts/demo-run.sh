@@ -5,6 +5,7 @@
 # prove nothing is left.
 set -euo pipefail
 build=$1
+backend=${2:-systemd}  # nerved's backend: systemd (a user manager's scopes) or cgroup (a delegated subtree)
 nerved=$build/daemon/nerved
 nervectl=$build/client/nervectl
 work=$(mktemp -d /tmp/nerve-demo.XXXXXX)
@@ -20,9 +21,9 @@ trap cleanup EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "start nerved (runs in $runs)"
+say "start nerved --backend $backend (runs in $runs)"
 mkfifo "$work/ready"
-"$nerved" --runs-dir "$runs" --ready-fd 3 3>"$work/ready" 2>"$work/nerved.log" &
+"$nerved" --backend "$backend" --runs-dir "$runs" --ready-fd 3 3>"$work/ready" 2>"$work/nerved.log" &
 nerved_pid=$!
 read -r -t 10 line <"$work/ready" || { cat "$work/nerved.log"; echo "nerved did not start" >&2; exit 1; }
 sed 's/^/  /' "$work/nerved.log"
@@ -66,6 +67,9 @@ while read -r role pid; do
   fi
 done <"$work/pids"
 root=${NERVE_CGROUP_ROOT:-/sys/fs/cgroup}
+# An emptied scope is removed right after the reap (by the user manager, or by nerved on the cgroup
+# backend, once the scope's holder is collected): give it a bounded moment.
+for _ in $(seq 40); do [ -d "$root$cgroup" ] || break; sleep 0.05; done
 if [ -d "$root$cgroup" ]; then echo "  cgroup $cgroup still exists"; left=1; else echo "  cgroup $cgroup: gone"; fi
 echo "  receipt.json:"
 sed 's/^/    /' "$runs/demo/receipt.json"

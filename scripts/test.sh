@@ -8,6 +8,11 @@
 # Run as root, the integration suite runs twice: once as root, and once more as an unprivileged account
 # with a delegated cgroup subtree, the way user@.service delegates one (the harness's --user mode, chosen
 # by NERVE_HARNESS_USER). Root hides permission mistakes; the second pass finds them.
+# Then both again on nerved's other backend (--backend cgroup, docs/operations.md "Backends"): the
+# harness's --no-manager mode (NERVE_HARNESS_BACKEND=cgroup) gives each test a private cgroup namespace
+# with a writable cgroup2 mount and a session bus, and no user manager, as a privileged container
+# would; as root, and as the account over its delegated subtree. NERVE_TEST_BACKENDS="systemd cgroup"
+# (the default) chooses which backends' passes run.
 #   NERVE_TEST_USER=NAME  the account of the second pass (default nerve-test). If it does not exist it is
 #                         created here (useradd, a system account with a temporary home) and removed on exit;
 #                         an account that existed before is used and left alone. Empty: no second pass.
@@ -47,9 +52,19 @@ finish() {
 
 soak=(-LE soak)
 [ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
+backends=${NERVE_TEST_BACKENDS:-systemd cgroup}
 status=0
-timed "pass 1 (as $(id -un))" ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "$@" ||
-  status=$?
+# backend_pass NAME BACKEND [USER]: the tests (all of them as the caller, the integration tests as USER)
+# with nerved on BACKEND.
+backend_pass() {
+  local name=$1 backend=$2 user=$3 label=()
+  shift 3
+  [[ " $backends " == *" $backend "* ]] || { echo "test.sh: $name skipped (NERVE_TEST_BACKENDS=$backends)"; return 0; }
+  [[ -n $user ]] && label=(-L integration)
+  NERVE_HARNESS_BACKEND=$backend NERVE_HARNESS_USER=$user timed "$name" \
+    ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "${label[@]}" "$@"
+}
+backend_pass "pass 1 (as $(id -un), systemd backend)" systemd "" "$@" || status=$?
 
 test_user=${NERVE_TEST_USER-nerve-test}
 if [[ $(id -u) -ne 0 || -z $test_user ]]; then
@@ -104,6 +119,7 @@ check_access() {
 trap revoke_access EXIT
 ensure_account
 check_access
-NERVE_HARNESS_USER=$test_user timed "pass 2 (unprivileged '$test_user': integration tests)" \
-  ctest --output-on-failure --timeout 600 -j"$jobs" -L integration "$@" || status=$?
+backend_pass "pass 2 (unprivileged '$test_user': integration tests, systemd backend)" systemd "$test_user" "$@" || status=$?
+backend_pass "pass 3 (as $(id -un), cgroup backend)" cgroup "" "$@" || status=$?
+backend_pass "pass 4 (unprivileged '$test_user': integration tests, cgroup backend)" cgroup "$test_user" "$@" || status=$?
 finish

@@ -30,6 +30,8 @@ struct ManagerSettings {
   std::uint64_t default_grace_usec = kDefaultGraceUsec;  // the grace of a launch that gives none (nerved.conf)
   std::vector<std::string> default_properties;  // "KEY=VALUE" every run starts with; its own win (nerved.conf)
   std::size_t calls_per_client = kCallsPerClient;  // calls in flight per client (call_gate.h)
+  std::string backend = "systemd";  // the Backend property (nerved/backend.h)
+  std::string backend_detail;       // the BackendDetail property
 };
 
 // Also the org.freedesktop.DBus.ObjectManager of the run objects below it (run_objects.h).
@@ -78,6 +80,8 @@ class ManagerObject
   bool SealingAvailable() override;
   std::string SealingDetail() override;
   uint64_t DefaultGraceUSec() override { return settings_.default_grace_usec; }
+  std::string Backend() override { return settings_.backend; }
+  std::string BackendDetail() override { return settings_.backend_detail; }
 
   // Contain once its caller is known: the caller's pid and uid checked, sealing, the owner.
   void contain_as(const AsyncReply<std::string, std::string, std::string, uint32_t>& reply, RunOptions opts,

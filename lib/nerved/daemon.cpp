@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "nerved/daemon.h"
 
+#include "nerved/backend.h"
 #include "nerved/daemon_options.h"
 #include "nerved/metrics_file.h"
 #include "generated/nerve_version.h"
@@ -92,18 +93,25 @@ struct Nerved {
       : store(opt.runs_dir),
         boot_id(read_boot_id()),
         cgroup2(cgroup_root()),
-        unavailable(why_unavailable(cgroup2)),
         metrics(store, metrics_labels(), NERVE_VERSION),
         bus(sdbus::createSessionBusConnection()),
         cgroups(cgroup2.value_or("/sys/fs/cgroup"), loop),
-        systemd(*bus, loop, SystemdOptions{.call_timeout = opt.systemd_timeout, .bus = parse_systemd_bus(opt.systemd_bus)}),
+        backend(make_backend(opt, *bus, loop, cgroups)),
+        unavailable(why_unavailable(cgroup2)),
+        systemd(*backend.systemd),
         owners(loop, *bus),
         holders(loop),
-        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable, &holders},
+        lifecycle(Deps{systemd, cgroups, loop, store, owners, boot_id, unavailable, &holders, backend.kind},
                   LifecycleOptions{.retry_first = opt.retry_first}),
         launcher(loop, lifecycle),
         object(*bus, loop, lifecycle, launcher, systemd,
-               ManagerSettings{store.path(), boot_id, opt.default_slice, opt.default_grace_usec, words(opt.default_properties)}),
+               ManagerSettings{.runs_dir = store.path(),
+                               .boot_id = boot_id,
+                               .default_slice = opt.default_slice,
+                               .default_grace_usec = opt.default_grace_usec,
+                               .default_properties = words(opt.default_properties),
+                               .backend = to_string(backend.kind),
+                               .backend_detail = backend.detail}),
         run_objects(*bus, store, launcher, cgroups),
         pruner(loop, store, lifecycle, opt.keep_finished) {
     if (!opt.metrics_file.empty())
@@ -154,8 +162,11 @@ struct Nerved {
     });
     spdlog::info("ready: {} on the session bus, runs in {}, boot {}, cgroup2 at {}", kBusName, store.path(), boot_id,
                  cgroup2.value_or("(none)"));
-    systemd.version([](Result<std::string> version) {
-      if (version)
+    spdlog::info("backend: {}", backend.detail);
+    systemd.version([name = to_string(backend.kind)](Result<std::string> version) {
+      if (name != "systemd")
+        spdlog::info("{}", version ? *version : version.error().message);
+      else if (version)
         spdlog::info("systemd user manager: version {}", *version);
       else
         spdlog::error("systemd user manager: unreachable ({})", version.error().message);
@@ -177,14 +188,15 @@ struct Nerved {
   RunStore store;
   std::string boot_id;
   std::optional<std::string> cgroup2;
-  std::string unavailable;
   // Before everything that may count in it: a call answered while the parts below are torn down.
   RunMetrics metrics;
   std::unique_ptr<sdbus::IConnection> bus;
   EventLoop loop;
   std::optional<MetricsFile> metrics_file;  // on the loop; removes the file when nerved stops
   RealCgroups cgroups;
-  SdbusSystemd systemd;
+  Backend backend;          // what holds the runs: the user manager, or a cgroup subtree (backend.h)
+  std::string unavailable;  // why no run can be contained ("" when they can)
+  Systemd& systemd;
   OwnerWatcher owners;
   RealHolders holders;
   Lifecycle lifecycle;

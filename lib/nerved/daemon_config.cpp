@@ -83,6 +83,18 @@ const std::map<std::string, Setter>& setters() {
          return set_duration(c.metrics_interval, v, Duration(std::chrono::milliseconds(1)),
                              Duration(std::chrono::minutes(10)), "expected an interval between 1ms and 10min");
        }},
+      {"backend",
+       [](DaemonConfig& c, const std::string& v) -> Result<void> {
+         if (v != "auto" && v != "systemd" && v != "cgroup") return bad(v, "expected auto, systemd or cgroup");
+         c.backend = v;
+         return {};
+       }},
+      {"cgroup_root",
+       [](DaemonConfig& c, const std::string& v) -> Result<void> {
+         if (v.empty() || v.find_first_of(" \t") != std::string::npos) return bad(v, "expected a cgroup path");
+         c.cgroup_root = v;
+         return {};
+       }},
       {"keep_finished",
        [](DaemonConfig& c, const std::string& v) {
          return set_duration(c.keep_finished, v, Duration{}, Duration::infinity(), "");

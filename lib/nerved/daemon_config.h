@@ -12,6 +12,8 @@
 //                      infinity: forever)
 //   metrics_file       absolute path of the metrics file nerved keeps (metrics_file.h)
 //   metrics_interval   its writes after changes at most this often ("5s"; 1ms to 10min)
+//   backend            auto, systemd or cgroup (nerved --backend)
+//   cgroup_root        the cgroup backend's subtree (nerved --cgroup-root)
 // Durations are systemd's time spans (duration.h; a bare number is seconds).
 // An unknown key, a line without '=' or a bad value is an error naming the file, the line and the key.
 #pragma once
@@ -34,6 +36,8 @@ struct DaemonConfig {
   std::optional<Duration> keep_finished;
   std::optional<std::string> metrics_file;
   std::optional<Duration> metrics_interval;
+  std::optional<std::string> backend;
+  std::optional<std::string> cgroup_root;
 };
 
 // Error name of a bad configuration file; the message is "FILE:LINE: key KEY: what is wrong".

@@ -64,6 +64,17 @@ void add_options(CLI::App& app, DaemonOptions& o, RawTimes& raw) {
                  "handshake when they connect")
       ->type_name("WAY")
       ->check(CLI::IsMember({"auto", "private", "session"}));
+  app.add_option("--backend", o.backend,
+                 "what holds a run: systemd (a scope of the user manager), cgroup (a folder of a delegated cgroup2 "
+                 "subtree, no user manager needed) or auto (default: systemd when a user manager answers, else cgroup "
+                 "where nerved may take its own cgroup)")
+      ->type_name("KIND")
+      ->check(CLI::IsMember({"auto", "systemd", "cgroup"}));
+  app.add_option("--cgroup-root", o.cgroup_root,
+                 "the cgroup backend's subtree, as /proc/self/cgroup names a cgroup (default: nerved's own cgroup)")
+      ->type_name("CGROUP");
+  app.add_flag("--cgroup-delegated", o.cgroup_delegated,
+               "take --cgroup-root under a tree systemd manages although systemd did not mark it delegated");
   app.add_option("--metrics-file", o.metrics_file,
                  "keep nerved's metrics in FILE (absolute; NAME.prom in node_exporter's textfile folder)")
       ->type_name("FILE");
@@ -108,6 +119,8 @@ std::optional<std::string> apply_config(const CLI::App& app, DaemonOptions& o) {
   if (config->default_properties) o.default_properties = *config->default_properties;
   if (config->keep_finished) o.keep_finished = *config->keep_finished;
   if (config->metrics_file && app.count("--metrics-file") == 0) o.metrics_file = *config->metrics_file;
+  if (config->backend && app.count("--backend") == 0) o.backend = *config->backend;
+  if (config->cgroup_root && app.count("--cgroup-root") == 0) o.cgroup_root = *config->cgroup_root;
   if (config->metrics_interval) o.metrics_interval = config->metrics_interval->to<std::chrono::milliseconds>();
   o.config_file = named || ::access(path.c_str(), F_OK) == 0 ? path : "";
   return std::nullopt;
@@ -147,6 +160,8 @@ DaemonCommandLine parse_daemon_options(const std::vector<std::string>& args) {
     if (auto bad = set_milliseconds("--metrics-interval", raw.metrics_interval, o.metrics_interval)) return usage_error(*bad);
   if (!o.metrics_file.empty() && (o.metrics_file.front() != '/' || o.metrics_file.back() == '/'))
     return usage_error("--metrics-file must be the absolute path of a file, not " + quote_value(o.metrics_file));
+  if (!o.cgroup_root.empty() && o.backend == "systemd")
+    return usage_error("--cgroup-root is for the cgroup backend, not --backend systemd");
   c.options = o;
   return c;
 }

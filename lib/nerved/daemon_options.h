@@ -33,6 +33,15 @@ struct DaemonOptions {
   // How nerved reaches the systemd user manager (systemd_link.h): "auto" (its private socket when it
   // takes the connection, else the session bus), "private" or "session".
   std::string systemd_bus = "session";  // see --systemd-bus: private/auto can wait on a stopped manager
+  // What a run's scope is (docs/operations.md "Backends"): "systemd" (a transient scope of the user
+  // manager), "cgroup" (a folder of a delegated cgroup2 subtree, cgroup_backend.h) or "auto" (systemd
+  // when a user manager answers, else cgroup where nerved may take its own cgroup: backend_choice.h).
+  std::string backend = "auto";
+  // The cgroup backend's subtree, as /proc/PID/cgroup names a cgroup ("/nerve"), or the folder's path
+  // under the cgroup2 mount; "" = nerved's own cgroup.
+  std::string cgroup_root;
+  // --cgroup-delegated: take cgroup_root under a tree systemd manages without its user.delegate mark.
+  bool cgroup_delegated = false;
   // The slice of a run that names none (run_controls.h).
   std::string default_slice = "nerve.slice";
   // The metrics file kept for node_exporter's textfile collector (metrics_file.h); "" for none.

@@ -21,6 +21,7 @@ std::string to_json_text(const Record& r) {
   json j = {{"version", r.version},
             {"run", r.run},
             {"attempt", r.attempt},
+            {"backend", to_string(r.backend)},
             {"unit", r.unit},
             {"nonce", r.nonce},
             {"boot_id", r.boot_id},
@@ -114,6 +115,11 @@ void read_run_controls(const json& j, Record& r) {
   if (j.contains("leaf")) r.leaf = field<std::string>(j, "leaf", what);
   if (j.contains("leaf_id")) r.leaf_id = field<std::uint64_t>(j, "leaf_id", what);
   if (j.contains("released")) r.released = field<bool>(j, "released", what);
+  if (j.contains("backend")) {
+    auto b = from_string<BackendKind>(field<std::string>(j, "backend", what));
+    if (!b) throw RecordCorrupt("lifecycle.json has an unknown backend " + j["backend"].dump());
+    r.backend = *b;
+  }
 }
 }  // namespace
 

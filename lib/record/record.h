@@ -42,6 +42,19 @@ constexpr auto string_table(RunState) {
 // A run whose state is Reaping or Reaped is final: no new attempt may start.
 inline bool is_final(RunState s) { return s == RunState::Reaping || s == RunState::Reaped; }
 
+// Which backend holds the run's cgroup (docs/operations.md "Backends"): a transient scope of the
+// systemd user manager, or a folder of a delegated cgroup2 subtree that nerved manages itself. In
+// lifecycle.json as "backend"; records of before the cgroup backend have none and are "systemd". A
+// nerved reaps only records of its own backend (reap_decision.h): the other one's unit or folder is
+// not something it may stop.
+enum class BackendKind { Systemd, Cgroup };
+constexpr auto string_table(BackendKind) {
+  return std::to_array<Named<BackendKind>>({
+      {BackendKind::Systemd, "systemd"},
+      {BackendKind::Cgroup, "cgroup"},
+  });
+}
+
 // Who owns a run (owners.h): a process (pid + start_time), a bus connection (a unique bus name), or
 // nobody known. In lifecycle.json as "process", "bus" or "none".
 enum class OwnerKind { None, Process, Bus };
@@ -64,10 +77,11 @@ struct Record {
   int version = kRecordVersion;
   std::string run;
   unsigned attempt = 1;
-  std::string unit;
+  BackendKind backend = BackendKind::Systemd;
+  std::string unit;  // the scope; on the cgroup backend the name of its folder
   std::string nonce;
   std::string boot_id;
-  std::string invocation_id;  // 32 hex digits once running
+  std::string invocation_id;  // 32 hex digits once running; on the cgroup backend the folder's cgroup id
   std::string cgroup;         // ControlGroup, relative to the cgroup2 root
   std::uint64_t cgroup_id = 0;  // inode number of the cgroup folder
   std::string leaf;             // <cgroup>/run, the run's processes, once made; "" without a holder (and

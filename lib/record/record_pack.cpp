@@ -13,7 +13,15 @@ std::uint32_t StringPool::index(const std::string& s) {
 
 namespace {
 
-enum Flags : std::uint8_t { kUnitDerived = 1, kCgroupEndsInUnit = 2, kKeep = 4, kReapOnExit = 8, kLeafOfCgroup = 16, kUnreleased = 32 };
+enum Flags : std::uint8_t {
+  kUnitDerived = 1,
+  kCgroupEndsInUnit = 2,
+  kKeep = 4,
+  kReapOnExit = 8,
+  kLeafOfCgroup = 16,
+  kUnreleased = 32,
+  kCgroupBackend = 64,
+};
 
 class Writer {
  public:
@@ -82,6 +90,7 @@ std::string pack(const Record& r, StringPool& pool) {
   bool leaf_of_cgroup = !r.leaf.empty() && r.leaf == leaf_of(r.cgroup);
   if (leaf_of_cgroup) flags |= kLeafOfCgroup;
   if (!r.released) flags |= kUnreleased;
+  if (r.backend == BackendKind::Cgroup) flags |= kCgroupBackend;
   Writer w;
   w.num(flags);
   w.num(zigzag(r.version));
@@ -138,6 +147,7 @@ Record unpack(std::string_view packed, const std::string& run, const StringPool&
   r.keep = flags & kKeep;
   r.reap_on_exit = flags & kReapOnExit;
   r.released = !(flags & kUnreleased);
+  r.backend = flags & kCgroupBackend ? BackendKind::Cgroup : BackendKind::Systemd;
   r.invocation_id = in.str();
   r.owner.name = in.str();
   r.parent = in.str();

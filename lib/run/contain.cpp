@@ -24,6 +24,7 @@ ContainOp::ContainOp(Deps& deps, ContainRequest req, unsigned attempt, Done<Cont
   record_.nonce = random_hex(8);
   record_.unit = scope_unit_name(req_.run, record_.nonce);
   record_.boot_id = deps_.boot_id;
+  record_.backend = deps_.backend;
   record_.state = RunState::Launching;
   record_.released = false;
   record_.leader_pid = req_.pid;

@@ -7,6 +7,7 @@
 #include "system/event_loop.h"
 #include "system/holders.h"
 #include "system/owners.h"
+#include "record/record.h"
 #include "record/run_store.h"
 #include "system/systemd.h"
 
@@ -27,6 +28,9 @@ struct Deps {
   // holder and leaves refuses (contain.h). Null only in unit tests of the logic that predates leaves:
   // their scopes get none and are reaped as records of before leaves are (reaper.h).
   Holders* holders = nullptr;
+  // The backend `systemd` is (nerved/backend.h): written into every record, and a record of the other
+  // backend is not reaped by this one (reap_decision.h).
+  BackendKind backend = BackendKind::Systemd;
 };
 
 }  // namespace nerve

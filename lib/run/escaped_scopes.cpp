@@ -124,6 +124,7 @@ struct Search : std::enable_shared_from_this<Search> {
     r.attempt = record.attempt;
     r.unit = unit;
     r.boot_id = deps.boot_id;
+    r.backend = deps.backend;
     r.invocation_id = state->invocation_id;
     r.cgroup = state->control_group;
     r.cgroup_id = *id;

@@ -52,6 +52,7 @@ std::optional<Record> recovered(const std::string& run, const std::string& unit,
   r.unit = unit;
   r.nonce = parsed->nonce;
   r.boot_id = deps.boot_id;
+  r.backend = deps.backend;
   r.invocation_id = u.invocation_id;
   r.cgroup = u.control_group;
   r.cgroup_id = *id;

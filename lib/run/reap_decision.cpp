@@ -28,22 +28,26 @@ std::optional<ScopeIdentity> parse_scope_description(const std::string& d) {
   return id;
 }
 
-ReapDecision decide_reap(const Record& r, const std::string& boot_id, const Result<UnitState>& lookup,
-                         std::optional<std::uint64_t> live_cgroup_id) {
+ReapDecision decide_reap(const Record& r, const std::string& boot_id, BackendKind backend,
+                         const Result<UnitState>& lookup, std::optional<std::uint64_t> live_cgroup_id) {
   if (r.boot_id != boot_id)
     return {ReapAction::NoScope,
             "the record is from boot " + r.boot_id + ", this is boot " + boot_id + "; nothing was signalled"};
+  if (r.backend != backend)
+    return {ReapAction::Retry, "the run is held by the " + to_string(r.backend) + " backend and this nerved runs the " +
+                                   to_string(backend) + " backend; nothing was signalled: start nerved with --backend " +
+                                   to_string(r.backend) + " to reap it"};
   if (r.unit.empty()) return {ReapAction::NoScope, "no scope was ever requested for this attempt"};
   if (!lookup && !is_no_such_unit(lookup.error()))
     return {ReapAction::Retry, "cannot query unit " + r.unit + ": " + lookup.error().message};
   if (!lookup) {
     if (!live_cgroup_id) return {ReapAction::NoScope, "unit " + r.unit + " and its cgroup are gone"};
-      if (r.cgroup_id != 0 && *live_cgroup_id == r.cgroup_id)
-        return {ReapAction::KillCgroup, "unit " + r.unit + " is unknown to systemd but its cgroup " +
-                                            r.cgroup + " is still there"};
-      return {ReapAction::Refuse, "unit " + r.unit + " is unknown and cgroup " + r.cgroup +
-                                      " belongs to something else (cgroup id " + std::to_string(*live_cgroup_id) +
-                                      ", recorded " + std::to_string(r.cgroup_id) + ")"};
+    if (r.cgroup_id != 0 && *live_cgroup_id == r.cgroup_id)
+      return {ReapAction::KillCgroup, "unit " + r.unit + " is unknown to systemd but its cgroup " +
+                                          r.cgroup + " is still there"};
+    return {ReapAction::Refuse, "unit " + r.unit + " is unknown and cgroup " + r.cgroup +
+                                    " belongs to something else (cgroup id " + std::to_string(*live_cgroup_id) +
+                                    ", recorded " + std::to_string(r.cgroup_id) + ")"};
   }
   const UnitState& u = *lookup;
   if (!r.invocation_id.empty()) {

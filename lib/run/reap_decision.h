@@ -32,10 +32,13 @@ struct ReapDecision {
   std::string reason;  // why, for the receipt and the log
 };
 
-// 'lookup': what systemd says of the record's unit (Error NoSuchUnit: not loaded; another Error: the
-// query failed). 'live_cgroup_id': the id of the record's cgroup folder now (nullopt: gone).
-ReapDecision decide_reap(const Record& record, const std::string& boot_id, const Result<UnitState>& lookup,
-                         std::optional<std::uint64_t> live_cgroup_id);
+// 'backend': the one this nerved runs; a record of the other one is kept for a nerved of its own
+// backend (Retry: on this boot its processes may live, and neither the other backend's unit nor its
+// folder is this one's to stop). 'lookup': what systemd says of the record's unit (Error NoSuchUnit:
+// not loaded; another Error: the query failed). 'live_cgroup_id': the id of the record's cgroup folder
+// now (nullopt: gone).
+ReapDecision decide_reap(const Record& record, const std::string& boot_id, BackendKind backend,
+                         const Result<UnitState>& lookup, std::optional<std::uint64_t> live_cgroup_id);
 
 // The Description a scope of ours carries; the nonce in it identifies the scope before its
 // InvocationID is recorded.

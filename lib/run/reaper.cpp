@@ -11,8 +11,11 @@
 namespace nerve {
 
 namespace {
-// Rule 1 needs no query at all: a record of another boot is never looked up, never signalled.
-bool looked_up(const Deps& deps, const Record& record) { return record.boot_id == deps.boot_id && !record.unit.empty(); }
+// Rules 1 and 2 need no query at all: a record of another boot, or of the other backend, is never
+// looked up, never signalled.
+bool looked_up(const Deps& deps, const Record& record) {
+  return record.boot_id == deps.boot_id && record.backend == deps.backend && !record.unit.empty();
+}
 }  // namespace
 
 std::shared_ptr<LookupAhead> LookupAhead::ask(Deps& deps, const Record& record) {
@@ -81,7 +84,7 @@ void ReapOp::decide(const Result<UnitState>& lookup) {
   if (has_leaf(record_)) leaf_ = record_.leaf;
   std::optional<std::uint64_t> live_id;
   if (!cgroup_.empty()) live_id = deps_.cgroups.id(cgroup_);
-  ReapDecision d = decide_reap(record_, deps_.boot_id, lookup, live_id);
+  ReapDecision d = decide_reap(record_, deps_.boot_id, deps_.backend, lookup, live_id);
   switch (d.action) {
     case ReapAction::NoScope: return finish(Outcome::NoScope, d.reason);
     case ReapAction::Retry: return finish(Outcome::PendingRetry, d.reason);

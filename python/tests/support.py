@@ -95,6 +95,16 @@ def cgroup_empty(cgroup):
         return True
 
 
+def limits_offered(controller):
+    """A limit needing CONTROLLER is taken: always with the user manager (which records a limit whose
+    controller is missing); on the cgroup backend (NERVE_TEST_BACKEND=cgroup) only where the subtree
+    offers the controller, else it is refused by name."""
+    if os.environ.get("NERVE_TEST_BACKEND", "systemd") != "cgroup":
+        return True
+    with open(os.path.join(CGROUP_ROOT, "cgroup.controllers")) as f:
+        return controller in f.read().split()
+
+
 def receipt_file(run):
     with open(os.path.join(RUNS_DIR, run, "receipt.json")) as f:
         return f.read()

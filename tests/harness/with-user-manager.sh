@@ -87,11 +87,13 @@ refuse() { log "error: $*"; exit "$EXIT_REFUSED"; }
 
 usage() {
     cat >&2 <<'EOF'
-usage: with-user-manager.sh [--user USER] -- CMD [ARGS...]
+usage: with-user-manager.sh [--user USER] [--no-manager] -- CMD [ARGS...]
 Runs CMD against a private systemd user manager (own cgroup + mount namespace),
 then tears it down. Exit status is CMD's (2 or 125 if the harness fails).
 --user USER (default: $NERVE_HARNESS_USER): the manager and CMD run as that
 existing account, over a cgroup subtree delegated to it.
+--no-manager (or NERVE_HARNESS_BACKEND=cgroup): no systemd --user, only a
+session bus; CMD sees NERVE_TEST_BACKEND=cgroup (nerved's cgroup backend).
 EOF
 }
 
@@ -165,6 +167,32 @@ write_dbus_user_units() {
         "ExecStart=$daemon --session --address=systemd: --nofork --nopidfile --systemd-activation --syslog-only" \
         'Slice=session.slice' >"$dir/dbus.service" || return 1
     ln -s ../dbus.socket "$dir/sockets.target.wants/dbus.socket"
+}
+
+# --no-manager, inside the namespaces: a session bus (dbus-daemon) and CMD, no systemd --user; CMD
+# sees NERVE_TEST_BACKEND=cgroup, and nerved under test takes this namespace's tree (its own cgroup).
+# Uses inner_main's locals (as_user, rt, status_file).
+run_without_manager() {
+    rmdir /run/systemd/system  # nothing here is a systemd-managed system
+    export NERVE_TEST_BACKEND=cgroup
+    "${as_user[@]}" dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" \
+        >"$run_base/dbus.log" 2>&1 &
+    local bus_pid=$! deadline=$(( $(now_ms) + READY_TIMEOUT_S * 1000 ))
+    until "${as_user[@]}" busctl --user status org.freedesktop.DBus >/dev/null 2>&1; do
+        alive "$bus_pid" || inner_fail "dbus-daemon exited during start-up"
+        (( $(now_ms) < deadline )) || inner_fail "the session bus did not answer within ${READY_TIMEOUT_S}s"
+        sleep 0.02
+    done
+    log "no user manager (--no-manager): session bus ready; running: $*"
+    local status
+    "${as_user[@]}" "$@"
+    status=$?
+    echo "$status" >"$status_file"
+    log "command exited with status $status; stopping the bus"
+    kill -TERM "$bus_pid" 2>/dev/null
+    wait_dead "$bus_pid" "$STOP_TIMEOUT_S"
+    rm -rf "$rt" 2>/dev/null
+    exit 0
 }
 
 ###############################################################################
@@ -244,6 +272,10 @@ inner_main() {
     unset NOTIFY_SOCKET LISTEN_PID LISTEN_FDS LISTEN_FDNAMES WATCHDOG_PID WATCHDOG_USEC \
           INVOCATION_ID JOURNAL_STREAM MANAGERPID SYSTEMD_EXEC_PID
 
+    # No manager (--no-manager): a dbus-daemon of ours is the session bus, and nerved runs on its
+    # cgroup backend over this namespace's tree (a privileged container's view; issue: no user manager).
+    [[ ${NERVE_HARNESS_BACKEND:-systemd} == cgroup ]] && run_without_manager "$@"
+
     # 3. The manager, and a bounded wait until it is usable over the bus.
     local sd_bin deadline
     for sd_bin in /lib/systemd/systemd /usr/lib/systemd/systemd ''; do
@@ -305,6 +337,7 @@ while (( $# )); do
         --user)    [[ $# -ge 2 && -n $2 ]] || { usage; refuse "--user needs a user name"; }
                    user=$2; shift 2 ;;
         --user=*)  user=${1#--user=}; shift ;;
+        --no-manager) export NERVE_HARNESS_BACKEND=cgroup; shift ;;
         -h|--help) usage; exit 0 ;;
         --)        shift; break ;;
         *)         usage; refuse "unexpected argument '$1' (the command goes after '--')" ;;
@@ -315,7 +348,8 @@ done
 cg2_mount=$(find_cgroup2_mount) || cg2_mount=''
 
 # A real user session is already there: use it.
-if [[ -z $user && ${NERVE_FORCE_PRIVATE_MANAGER:-0} != 1 && -n ${DBUS_SESSION_BUS_ADDRESS:-} ]]; then
+if [[ -z $user && ${NERVE_FORCE_PRIVATE_MANAGER:-0} != 1 && ${NERVE_HARNESS_BACKEND:-systemd} != cgroup &&
+      -n ${DBUS_SESSION_BUS_ADDRESS:-} ]]; then
     state=$(timeout 5 systemctl --user is-system-running 2>/dev/null)
     if [[ $state == running || $state == degraded ]]; then
         log "using the existing user manager ($state); no private manager"

@@ -3,6 +3,7 @@
 // folder, corrupt JSON), a launch racing the final reap, a user manager that stops answering, a runs
 // folder that is full or read-only, and what `nervectl reconcile` reports. In every case nothing that
 // is not provably the run's own is signalled, and no scope of a run outlives its final receipt.
+#include "backend_view.h"
 #include "nerved_fixture.h"
 
 #include "base/host.h"
@@ -406,6 +407,7 @@ class AReapWhileTheUserManagerDoesNotAnswer : public CrashSafety {
 };
 
 TEST_F(AReapWhileTheUserManagerDoesNotAnswer, IsPendingRetryAndCompletesOnceTheManagerAnswersAgain) {
+  NERVE_NEEDS_USER_MANAGER();
   auto pids = launch_with_markers("r1", "markers");
   ASSERT_EQ(pids.size(), 4u);
   pid_t manager = find_user_manager();

@@ -4,6 +4,7 @@
 // codes as LSB (0 running, 3 not running, 4 no such run), --json=MODE, and `events` following nerved's
 // signals live.
 #include "nerved_fixture.h"
+#include "backend_view.h"
 
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
@@ -138,8 +139,7 @@ TEST_F(NervectlConventions, StatusOfARunWhoseScopeIsGoneIsNotRunning) {
   ASSERT_EQ(await_pidfile(pidfile), launcher);
   ASSERT_EQ(ctl({"status", "r1"}).exit_code, 0);
   Record rec = record("r1");
-  Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
-  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  ASSERT_EQ(stop_out_of_band(rec.unit), "");
   ASSERT_TRUE(wait_gone(launcher, kEventTimeout)) << describe_process(launcher);
   // nerved watches the run's leaf: the run's processes are gone, so it reaps the run (cause exited).
   ASSERT_TRUE(wait_for_file(runs_ + "/r1/receipt.json")) << "nothing reaped the run whose processes were stopped";

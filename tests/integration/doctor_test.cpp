@@ -3,6 +3,7 @@
 // harness (exit 0, the probe run contained, reaped and forgotten without a trace), and a check fails
 // with what to do when nerved is not running or its runs folder cannot be written.
 #include "nerved_fixture.h"
+#include "backend_view.h"
 
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
@@ -23,7 +24,7 @@ using ::testing::IsEmpty;
 
 class Doctor : public NervedTest {};
 
-const std::vector<std::string> kRequired = {"session bus", "user manager", "cgroup2", "nerved", "runs folder",
+const std::vector<std::string> kRequired = {"session bus", "cgroup2", "backend", "nerved", "runs folder",
                                             "probe scope"};
 
 // The line of doctor's text output for CHECK ("" if there is none) and the hint line after it.
@@ -44,7 +45,15 @@ TEST_F(Doctor, PassesEveryRequiredCheckUnderTheHarnessAndLeavesNoTrace) {
     EXPECT_EQ(hint, "") << "a hint for a check that passed:\n" << o.out;
   }
   EXPECT_THAT(check_line(o.out, "probe scope").first, HasSubstr("reaped (no process left) and forgotten"));
-  EXPECT_THAT(check_line(o.out, "user manager").first, ::testing::MatchesRegex("ok +user manager +systemd [0-9]+.*"));
+  if (cgroup_backend()) {  // no user manager: a warning, not a failure; the backend check says what holds runs
+    EXPECT_THAT(check_line(o.out, "user manager").first, ::testing::MatchesRegex("WARN +user manager +no systemd user manager .*"));
+    EXPECT_THAT(check_line(o.out, "backend").first, ::testing::MatchesRegex("ok +backend +cgroup: .*subtree / .*"));
+    EXPECT_THAT(check_line(o.out, "nerved").first, HasSubstr("; backend cgroup subtree /"));
+  } else {
+    EXPECT_THAT(check_line(o.out, "user manager").first, ::testing::MatchesRegex("ok +user manager +systemd [0-9]+.*"));
+    EXPECT_THAT(check_line(o.out, "backend").first, ::testing::MatchesRegex("ok +backend +systemd: .*"));
+    EXPECT_THAT(check_line(o.out, "nerved").first, HasSubstr("; backend the systemd user manager"));
+  }
   EXPECT_THAT(check_line(o.out, "nerved").first, ::testing::MatchesRegex("ok +nerved .*; version [0-9]+\\.[0-9]+\\.[0-9]+;.*"));
   EXPECT_THAT(check_line(o.out, "controllers").first, ::testing::MatchesRegex("(ok|WARN) +controllers .*"));
   EXPECT_THAT(check_line(o.out, "sealing").first, ::testing::MatchesRegex("(ok|INFO) +sealing .*"));
@@ -71,8 +80,8 @@ TEST_F(Doctor, WithJsonPrintsOneObjectPerCheck) {
       EXPECT_EQ(c["status"], "ok") << c.dump();
     }
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("session bus", "user manager", "cgroup2", "controllers", "nerved",
-                                            "runs folder", "probe scope", "sealing"));
+  EXPECT_THAT(names, ::testing::ElementsAre("session bus", "user manager", "cgroup2", "backend", "controllers",
+                                            "nerved", "runs folder", "probe scope", "sealing"));
 }
 
 TEST_F(Doctor, FailsWithWhatToDoWhenNervedIsNotRunning) {
@@ -84,7 +93,7 @@ TEST_F(Doctor, FailsWithWhatToDoWhenNervedIsNotRunning) {
   EXPECT_THAT(line, HasSubstr("org.freedesktop.DBus.Error")) << "the bus's own reason";
   EXPECT_THAT(hint, HasSubstr("systemctl --user start nerved")) << o.out;
   EXPECT_THAT(check_line(o.out, "session bus").first, ::testing::StartsWith("ok ")) << o.out;
-  EXPECT_THAT(check_line(o.out, "user manager").first, ::testing::StartsWith("ok ")) << o.out;
+  EXPECT_THAT(check_line(o.out, "backend").first, ::testing::StartsWith("ok ")) << o.out;
   EXPECT_THAT(check_line(o.out, "probe scope").first, ::testing::StartsWith("FAIL ")) << o.out;
   EXPECT_THAT(o.out, HasSubstr("required checks failed."));
 
@@ -104,7 +113,7 @@ TEST_F(Doctor, WithoutASessionBusSaysHowToGetOne) {
   EXPECT_THAT(line, HasSubstr(path("no-bus"))) << "the address tried is named";
   EXPECT_THAT(hint, HasSubstr("loginctl enable-linger")) << o.out;
   EXPECT_THAT(hint, HasSubstr("tests/harness/with-user-manager.sh")) << o.out;
-  for (const std::string check : {"user manager", "nerved", "runs folder", "probe scope"}) {
+  for (const std::string check : {"user manager", "backend", "nerved", "runs folder", "probe scope"}) {
     auto [dependent, see] = check_line(o.out, check);
     EXPECT_THAT(dependent, ::testing::MatchesRegex("FAIL  " + check + " +not checked: needs .*")) << o.out;
     EXPECT_THAT(see, HasSubstr("above")) << o.out;

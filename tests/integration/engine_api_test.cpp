@@ -5,6 +5,7 @@
 //
 // The test is its own engine (AnEngine, engine_fixture.h).
 #include "engine_fixture.h"
+#include "backend_view.h"
 
 #include "base/host.h"
 
@@ -196,6 +197,7 @@ TEST_F(AnEngine, GetsTheOutputTheExitAndTheReapOfALaunchedRun) {
 // The command of a Launch sees its run in its environment (given to the held
 // child after containment), and the run controls of the options reach the scope.
 TEST_F(AnEngine, GivesTheCommandItsRunInItsEnvironmentAndItsPropertiesToTheScope) {
+  NERVE_NEEDS_CONTROLLERS_FOR({"TasksMax=40"});
   ASSERT_NO_FATAL_FAILURE(connect());
   int p[2];
   ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);

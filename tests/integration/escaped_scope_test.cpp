@@ -3,6 +3,7 @@
 // `systemd-run --user --scope` (as podman's conmon and flatpak-spawn do): the reap finds that scope
 // (run/escaped_scopes.h), reaps it first and names it in the receipt.
 #include "nerved_fixture.h"
+#include "backend_view.h"
 
 #include "base/host.h"
 
@@ -19,6 +20,10 @@ using namespace std::chrono_literals;
 
 class AnEscapedScope : public NervedTest {
  protected:
+  void SetUp() override {
+    NERVE_NEEDS_USER_MANAGER();  // a scope asked of the user manager (systemd-run --user --scope): none here
+    NervedTest::SetUp();
+  }
   enum class How {
     AsAChild,                  // systemd-run is a child of the run's shell, which lives on
     WithAClearedEnvironment,   // the same, under `env -i`

@@ -4,6 +4,7 @@
 // A fault is an error for the call it hits; it never stops the daemon, never delays read-only queries,
 // and never lets a run outlive its owner.
 #include "hardening_support.h"
+#include "backend_view.h"
 
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
@@ -42,6 +43,7 @@ class HardeningFaults : public Hardening {
 // meanwhile are reaped once it resumes. GetRun waits at most 20 ms for systemd (not at all once it is
 // late) and answers from the cgroup tree, so a healthy run does not look "unknown".
 TEST_F(HardeningFaults, WithTheManagerStoppedTenSecondsQueriesAnswerIn50msAndReapsFollowItsResume) {
+  NERVE_NEEDS_USER_MANAGER();
   auto runs = run_ids("st", 3);
   pid_t owner = start_owner("owner", runs);
   ASSERT_TRUE(await_state(runs, "running", 20'000ms));

@@ -3,6 +3,7 @@
 // earlier attempt never reaches a later one; a refused Launch leaves the finished run as it was; a
 // `launch --wait` cancelled before its exec ends at once; PATH entries are relative to the command's cwd.
 #include "hardening_support.h"
+#include "backend_view.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -159,6 +160,7 @@ TEST_F(HardeningLaunch, LaunchWaitCancelledBeforeExecEndsWithoutWaitingForTheGra
 // now has no owner, nerved says so, and the run lives until reaped. nerved knows the manager by
 // $MANAGERPID, which systemd sets for the services it starts (nerved.service in real use).
 TEST_F(HardeningLaunch, AWrapperRunByTheUserManagerHasNoOwnerAndRunsUntilReaped) {
+  NERVE_NEEDS_USER_MANAGER();
   stop_nerved();
   ASSERT_NO_FATAL_FAILURE(start_nerved({{"MANAGERPID", std::to_string(manager_pid())}}));
   Output started = run(command({"systemd-run", "--user", "--quiet", "--collect", "--unit", "owner-um1", kNervectl,

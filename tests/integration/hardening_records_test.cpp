@@ -3,6 +3,9 @@
 // such file ends nerved or blocks its loop: a query answers a named error quoting the run, a reap or
 // the startup reconciliation moves the record aside (quarantine), and every other call is served.
 #include "hardening_support.h"
+#include "backend_view.h"
+
+#include "base/host.h"
 
 #include <gmock/gmock.h>
 #include <sys/sysmacros.h>
@@ -72,12 +75,25 @@ TEST_F(HardeningRecords, AReapOfARecordNamingAForeignUnitQuarantinesItAndTouches
   Record r = plausible_record("foreign", boot_id());
   r.unit = "init.scope";
   r.cgroup = "/init.scope";
+  // On the cgroup backend, a process of its own in a folder /init.scope: what must not be touched.
+  pid_t foreign = 0;
+  if (cgroup_backend()) {
+    foreign = spawn(command(foreign_scope_command("init.scope", "", {"sleep", "300"})));
+    track(foreign, true);
+    ASSERT_TRUE(eventually([&] { return proc_cgroup(foreign).value_or("") == "/init.scope"; }, kEventTimeout));
+  }
   write_record_text("foreign", to_json_text(r));
   Timed t = timed_call("Reap", "foreign", 5000ms);
   EXPECT_EQ(t.error, "org.nerve.Lifecycle1.Error.RecordFailed") << t.message;
   EXPECT_THAT(t.message, HasSubstr("init.scope"));
   EXPECT_TRUE(quarantined("foreign"));
   EXPECT_EQ(unit_property("init.scope", "ActiveState"), "active");
+  if (foreign) {
+    EXPECT_TRUE(alive(foreign)) << describe_process(foreign);
+    ::kill(foreign, SIGKILL);
+    EXPECT_TRUE(wait_gone(foreign, kEventTimeout));
+    EXPECT_EQ(stop_out_of_band("init.scope"), "");  // its folder too
+  }
   expect_serving();
 }
 

@@ -3,6 +3,7 @@
 // mistake touches nothing; the bus name is owned before any run is reaped; the runs folder's mode is
 // set only on a folder nerved made itself.
 #include "hardening_support.h"
+#include "backend_view.h"
 
 #include "base/host.h"
 
@@ -55,6 +56,7 @@ TEST_F(HardeningStartup, ASecondNervedChangesNoRecordAndExits) {
 // user manager stalled, every lookup waits for its timeout: nerved must still own its name and answer
 // at once, and reap the runs once the manager resumes.
 TEST_F(HardeningStartup, OwnsItsNameAndAnswersBeforeTheStartupReapsWithAStalledManager) {
+  NERVE_NEEDS_USER_MANAGER();
   auto runs = run_ids("dead", 3);
   pid_t owner = start_owner("owner", runs);
   ASSERT_TRUE(await_state(runs, "running", 20'000ms));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "nerved_fixture.h"
 
+#include "backend_view.h"
+
 #include "base/host.h"
 #include "process/sealing.h"
 
@@ -75,6 +77,8 @@ void NervedTest::start_nerved(Env env) {
   SpawnSpec spec;
   spec.argv = {kNerved, "--ready-fd", "3", "--verbose"};
   if (runs_dir_flag_) spec.argv.insert(spec.argv.end(), {"--runs-dir", runs_});
+  // The harness's --no-manager mode: the same suite on the cgroup backend (docs/testing.md).
+  if (getenv_or("NERVE_TEST_BACKEND", "systemd") == "cgroup") spec.argv.push_back("--backend=cgroup");
   spec.argv.insert(spec.argv.end(), nerved_args_.begin(), nerved_args_.end());
   spec.stdout_fd = log;
   spec.stderr_fd = log;
@@ -265,6 +269,11 @@ Receipt NervedTest::receipt(const std::string& run) const {
 }
 
 std::string NervedTest::unit_property(const std::string& unit, const std::string& name) {
+  if (cgroup_backend()) {
+    auto value = cgroup_unit_property(unit, name);
+    EXPECT_TRUE(value) << "the cgroup backend has no property " << name << " (of " << unit << ")";
+    return value.value_or("");
+  }
   Output o = run(command({"systemctl", "--user", "show", "-p", name, "--value", unit}));
   EXPECT_EQ(o.exit_code, 0) << "systemctl --user show " << unit << ": " << o.err;
   while (!o.out.empty() && o.out.back() == '\n') o.out.pop_back();

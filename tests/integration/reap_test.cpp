@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Reaps of real runs: every process of the scope goes, whatever it did to escape, and only the
 // run's own unit is ever touched.
+#include "backend_view.h"
 #include "nerved_fixture.h"
 
 #include "base/host.h"
@@ -78,14 +79,12 @@ TEST_F(AReap, RefusesAUnitThatTookTheRunsUnitNameAndLeavesItRunning) {
   // Out of band, behind nerved's back (nerved is down: a nerved that is up watches the run's leaf and
   // reaps it as soon as its processes end): the run's unit stops, and another one takes its name.
   stop_nerved();
-  Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
-  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  ASSERT_EQ(stop_out_of_band(rec.unit), "");
   ASSERT_TRUE(wait_gone(first, kEventTimeout)) << describe_process(first);
-  pid_t other = start_background("other", {"systemd-run", "--user", "--scope", "--quiet", "--unit=" + rec.unit,
-                                           "--slice=" + rec.slice, "--",
-                                           kEscaper, "--pidfile", path("other.pid")});
+  pid_t other = start_background(
+      "other", foreign_scope_command(rec.unit, rec.slice, {kEscaper, "--pidfile", path("other.pid")}));
   pid_t other_pid = await_pidfile(path("other.pid"));
-  ASSERT_EQ(other_pid, other) << "systemd-run --scope runs its command in place";
+  ASSERT_EQ(other_pid, other) << "the foreign scope's command runs in place";
   ASSERT_EQ(proc_cgroup(other_pid).value_or("(gone)"), rec.cgroup) << "the new unit has the same name and cgroup path";
   std::string other_invocation = unit_property(rec.unit, "InvocationID");
   ASSERT_EQ(other_invocation.size(), 32u);
@@ -158,8 +157,7 @@ TEST_F(AReap, OfARunWhoseUnitWasStoppedOutOfBandFindsNoScope) {
   ASSERT_EQ(await_pidfile(path("run.pid")), launcher);
   Record rec = record("r1");
   stop_nerved();  // no nerved watches the run: the scope vanishes unseen (a watched run ends complete, exited)
-  Output stop = run(command({"systemctl", "--user", "stop", rec.unit}));
-  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  ASSERT_EQ(stop_out_of_band(rec.unit), "");
   ASSERT_TRUE(wait_gone(launcher, kEventTimeout));
   ASSERT_TRUE(wait_folder_gone(cgroup_folder(rec.cgroup), 2000ms));
   ASSERT_NO_FATAL_FAILURE(start_nerved());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "support.h"
 
+#include "backend_view.h"
+
 #include "base/host.h"
 
 #include <fcntl.h>
@@ -359,6 +361,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 std::string nerve_units() {
+  if (cgroup_backend()) return cgroup_nerve_units();
   Output o = run(command({"systemctl", "--user", "list-units", "--all", "--plain", "--no-legend", "nerve-*"}));
   if (o.exit_code != 0) return "(systemctl failed: " + o.err + ")";
   return o.out;
@@ -437,6 +440,15 @@ class UnitRemovals {
 
 std::string await_no_nerve_units(milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
+  // The cgroup backend removes a scope's folder once it is empty, as systemd collects a scope: wait for
+  // each folder to go (inotify, bounded), then look again.
+  if (cgroup_backend()) {
+    for (const auto& line : lines_of(nerve_units())) {
+      auto left = std::max(milliseconds{0}, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+      if (auto folder = unit_folder(line.substr(0, line.find(' ')))) wait_folder_gone(*folder, left);
+    }
+    return nerve_units();
+  }
   // Subscribed before the first look: a unit removed after it is heard of.
   UnitRemovals removals(deadline);
   for (;;) {
@@ -448,6 +460,11 @@ std::string await_no_nerve_units(milliseconds timeout) {
 }
 
 std::vector<std::string> live_nerve_units() {
+  if (cgroup_backend()) {
+    std::vector<std::string> live;
+    for (const auto& l : lines_of(cgroup_nerve_units())) live.push_back(l.substr(0, l.find(' ')) + " active running");
+    return live;
+  }
   Output o = run(command({"systemctl", "--user", "list-units", "nerve-*", "--all", "--no-legend", "--plain"}));
   std::vector<std::string> live;
   for (const auto& l : lines_of(o.out)) {

@@ -3,6 +3,7 @@
 // fall back from one to the other (logged, never silent), and that an idle nerved is not woken by
 // other programs' bus connections and systemd jobs.
 #include "nerved_fixture.h"
+#include "backend_view.h"
 
 #include <dirent.h>
 #include <gmock/gmock.h>
@@ -33,6 +34,10 @@ long context_switches(pid_t pid) {
 
 class ASystemdBus : public NervedTest {
  protected:
+  void SetUp() override {
+    NERVE_NEEDS_USER_MANAGER();  // how nerved reaches the user manager: the cgroup backend has none
+    NervedTest::SetUp();
+  }
   // A launch and a reap through nervectl: the manager is reached, whichever way.
   void launch_and_reap(const std::string& run) {
     Output launch = ctl({"launch", run, "--", "true"});

@@ -19,8 +19,9 @@ class AReapDecision : public ::testing::Test {
   Record record = test::running_record();
   Result<UnitState> lookup = found(record);
   std::optional<std::uint64_t> live_id = kCgroupId;
+  BackendKind backend = BackendKind::Systemd;
 
-  ReapDecision decide() const { return decide_reap(record, kBootId, lookup, live_id); }
+  ReapDecision decide() const { return decide_reap(record, kBootId, backend, lookup, live_id); }
 };
 
 const Result<UnitState> kNoSuchUnit = test::not_loaded();
@@ -32,6 +33,29 @@ TEST_F(AReapDecision, IsNoScopeForARecordOfAnotherBootEvenIfItsUnitLooksAlive) {
   auto d = decide();
   EXPECT_EQ(d.action, ReapAction::NoScope);
   EXPECT_THAT(d.reason, HasSubstr("boot"));
+}
+
+// A record of the cgroup backend read by a nerved on the systemd backend, and the other way round:
+// on this boot its processes may live, and its unit or folder is not this backend's to stop. Kept
+// (Retry), never NoScope and never a signal, and the reason names the backend that would reap it.
+TEST_F(AReapDecision, IsRetryForARecordOfTheOtherBackendEvenIfItsUnitLooksAlive) {
+  record.backend = BackendKind::Cgroup;
+  auto d = decide();
+  EXPECT_EQ(d.action, ReapAction::Retry);
+  EXPECT_THAT(d.reason, HasSubstr("--backend cgroup"));
+  record.backend = BackendKind::Systemd;
+  backend = BackendKind::Cgroup;
+  lookup = kNoSuchUnit;
+  live_id = std::nullopt;
+  d = decide();
+  EXPECT_EQ(d.action, ReapAction::Retry);
+  EXPECT_THAT(d.reason, HasSubstr("--backend systemd"));
+}
+
+TEST_F(AReapDecision, IsNoScopeForARecordOfTheOtherBackendFromAnotherBoot) {
+  record.backend = BackendKind::Cgroup;
+  record.boot_id = "ffffffffffffffffffffffffffffffff";
+  EXPECT_EQ(decide().action, ReapAction::NoScope);
 }
 
 TEST_F(AReapDecision, IsNoScopeWhenNoScopeWasEverRequested) {

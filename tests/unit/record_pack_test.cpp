@@ -66,6 +66,15 @@ TEST(APackedRecord, KeepsAUnitAndACgroupThatAreNotTheUsualOnes) {
   expect_same(unpack(pack(empty, pool), "e", pool), empty);
 }
 
+TEST(APackedRecord, KeepsItsBackend) {
+  StringPool pool;
+  for (auto backend : {BackendKind::Systemd, BackendKind::Cgroup}) {
+    Record r = full_record("r1");
+    r.backend = backend;
+    EXPECT_EQ(unpack(pack(r, pool), "r1", pool).backend, backend) << to_string(backend);
+  }
+}
+
 TEST(APackedRecord, KeepsWhetherTheRunWasReleased) {
   StringPool pool;
   for (bool released : {true, false}) {

@@ -87,6 +87,26 @@ TEST(ARecord, SurvivesARoundTripThroughJson) {
   EXPECT_EQ(out.updated_at, in.updated_at);
 }
 
+// Which backend holds the run: written by name, read back; a record of before the cgroup backend (no
+// "backend") is the systemd backend's; any other name is corrupt, quoted.
+TEST(ARecord, KeepsItsBackendAndReadsARecordWithoutOneAsSystemds) {
+  Record r = full_record();
+  EXPECT_THAT(to_json_text(r), HasSubstr("\"backend\": \"systemd\""));
+  r.backend = BackendKind::Cgroup;
+  EXPECT_THAT(to_json_text(r), HasSubstr("\"backend\": \"cgroup\""));
+  EXPECT_EQ(parse_record(to_json_text(r)).backend, BackendKind::Cgroup);
+  auto j = nlohmann::json::parse(to_json_text(r));
+  j.erase("backend");
+  EXPECT_EQ(parse_record(j.dump()).backend, BackendKind::Systemd);
+  j["backend"] = "cgroupfs";
+  try {
+    parse_record(j.dump());
+    ADD_FAILURE() << "a record with backend \"cgroupfs\" was read";
+  } catch (const RecordCorrupt& e) {
+    EXPECT_THAT(e.what(), HasSubstr("\"cgroupfs\""));
+  }
+}
+
 TEST(ARecord, KeepsEveryStateThroughARoundTrip) {
   for (auto st : {RunState::Launching, RunState::Running, RunState::Failed, RunState::Reaping, RunState::Reaped}) {
     Record r = full_record();

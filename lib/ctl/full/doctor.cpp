@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // `nervectl doctor`: whether this host has what nerve needs, one line per check (ok, FAIL, WARN,
 // INFO) and, when a check fails, what to do. The checks are a table here, in the order a
-// run needs them: session bus, user manager, cgroup2, controllers, nerved, runs folder, a probe
-// scope (created, checked and reaped through nerved), sealing. Exit 0 when every required check
+// run needs them: session bus, user manager, cgroup2, backend (the user manager's scopes, or a
+// delegated cgroup subtree: base/cgroup_delegation.h; neither fails, naming the one fix for this kind
+// of host), controllers, nerved, runs folder, a probe scope (created, checked and reaped through
+// nerved), sealing. Exit 0 when every required check
 // passed, 1 otherwise; --json prints an array of {check, status, detail, hint} instead.
 
 #include "ctl/full/client.h"
@@ -11,6 +13,7 @@
 
 #include "process/held_child.h"
 #include "base/bus_names.h"
+#include "base/cgroup_delegation.h"
 #include "base/host.h"
 #include "process/sealing.h"
 
@@ -59,6 +62,8 @@ struct Doctor {
   std::unique_ptr<sdbus::IConnection> bus;  // session bus, for the user manager
   std::optional<std::string> manager_cgroup;  // the user manager's ControlGroup ("" at the root)
   std::optional<std::string> cgroup_mount;  // where cgroup2 is mounted
+  std::string no_manager;                   // why no user manager answers ("" when one does)
+  std::optional<std::string> subtree;       // the cgroup backend's subtree, when there is no user manager
   std::string runs_dir;                     // nerved's RunsDirectory ("" if nerved was not reached)
 };
 
@@ -87,9 +92,9 @@ Finding check_user_manager(Doctor& d) {
     d.manager_cgroup = proxy->getProperty("ControlGroup").onInterface(kIface).get<std::string>();
     return ok("systemd " + version + ", cgroup " + (d.manager_cgroup->empty() ? "/" : *d.manager_cgroup));
   } catch (const sdbus::Error& e) {
-    return fail("no systemd user manager on the session bus: " + e.getMessage() + " [" + e.getName() + "]",
-                "nerve starts runs as scopes of your systemd user manager. It runs while you are logged in, "
-                "or always after 'loginctl enable-linger $USER'; CI: tests/harness/with-user-manager.sh.");
+    // Not a failure by itself: the cgroup backend needs none (the backend check says whether one works).
+    d.no_manager = "no systemd user manager on the session bus: " + e.getMessage() + " [" + e.getName() + "]";
+    return {Status::Warn, d.no_manager, ""};
   }
 }
 
@@ -109,6 +114,22 @@ std::optional<std::string> cgroup2_mount() {
     if (!first) first = w[4];
   }
   return first;
+}
+
+// Which backend can hold runs here, as nerved's --backend auto decides it (nerved/backend.h).
+Finding check_backend(Doctor& d) {
+  if (!d.bus) return not_checked("session bus");
+  if (d.no_manager.empty()) return ok("systemd: runs are scopes of the user manager");
+  SubtreeFacts facts = read_subtree_facts();
+  auto subtree = choose_subtree(facts, "", false);
+  if (subtree) {
+    d.subtree = subtree->root;
+    return ok("cgroup: no user manager, and nerved may take the subtree " + subtree->root + " (" + subtree->how +
+              ") under " + facts.mount + " (nerved --backend cgroup, or auto)");
+  }
+  HostKind host = host_kind(read_host_clues());
+  return fail("neither backend can hold a run: " + no_backend(d.no_manager, subtree.error().message, host),
+              "on this host (" + host_name(host) + "): " + host_fix(host));
 }
 
 Finding check_cgroup2(Doctor& d) {
@@ -137,11 +158,12 @@ const std::vector<std::pair<std::string, std::string>>& limit_controllers() {
 }
 
 Finding check_controllers(Doctor& d) {
-  if (!d.cgroup_mount || !d.manager_cgroup)
-    return {Status::Warn, "not checked: needs cgroup2 and the user manager's cgroup", ""};
-  std::string folder = *d.cgroup_mount + *d.manager_cgroup + "/app.slice";
+  if (!d.cgroup_mount || (!d.manager_cgroup && !d.subtree))
+    return {Status::Warn, "not checked: needs cgroup2 and the user manager's cgroup or a subtree", ""};
+  std::string base = *d.cgroup_mount + (d.manager_cgroup ? *d.manager_cgroup : *d.subtree == "/" ? "" : *d.subtree);
+  std::string folder = d.manager_cgroup ? base + "/app.slice" : base;
   auto have = controllers_of(folder);
-  if (!have) have = controllers_of(folder = *d.cgroup_mount + *d.manager_cgroup);
+  if (!have) have = controllers_of(folder = base);
   if (!have) return {Status::Warn, "cannot read cgroup.controllers in " + folder, ""};
   std::string enforced, recorded;
   for (const auto& [name, limits] : limit_controllers()) {
@@ -150,6 +172,10 @@ Finding check_controllers(Doctor& d) {
   }
   std::string detail = folder + " has '" + *have + "'; enforced: " + (enforced.empty() ? "none" : enforced);
   if (recorded.empty()) return ok(detail);
+  if (!d.manager_cgroup)
+    return {Status::Warn, detail + "; refused by name on the cgroup backend: " + recorded,
+            "the subtree's parent has not given it those controllers: whoever delegated the subtree enables them in "
+            "the parent's cgroup.subtree_control (a unit: Delegate=memory cpu pids io)."};
   return {Status::Warn, detail + "; only recorded, not enforced: " + recorded,
           "delegate the missing controllers to your user manager: a drop-in for user@.service with "
           "'Delegate=memory cpu pids io' (systemctl edit user@.service, as root), then log in again."};
@@ -164,13 +190,14 @@ Finding check_nerved(Doctor& d) {
   try {
     d.runs_dir = d.ctx.client().RunsDirectory();
     std::string boot = d.ctx.client().BootID();
-    std::string version = "unknown (the bus has no Version property yet)";
+    std::string version = "unknown (the bus has no Version property yet)", backend;
     try {
       auto proxy = sdbus::createProxy(*d.bus, "org.nerve.Lifecycle1", "/org/nerve/Lifecycle1");
       version = proxy->getProperty("Version").onInterface("org.nerve.Lifecycle1.Manager").get<std::string>();
+      backend = "; backend " + proxy->getProperty("BackendDetail").onInterface("org.nerve.Lifecycle1.Manager").get<std::string>();
     } catch (const sdbus::Error&) {
     }
-    return ok("org.nerve.Lifecycle1 answers; version " + version + "; boot " + boot);
+    return ok("org.nerve.Lifecycle1 answers; version " + version + "; boot " + boot + backend);
   } catch (const sdbus::Error& e) {
     d.runs_dir.clear();
     return fail("not reachable: " + e.getMessage() + " [" + e.getName() + "]", kNervedHint);
@@ -299,8 +326,9 @@ struct Check {
 };
 
 const Check kChecks[] = {
-    {"session bus", true, check_session_bus},   {"user manager", true, check_user_manager},
-    {"cgroup2", true, check_cgroup2},           {"controllers", false, check_controllers},
+    {"session bus", true, check_session_bus},   {"user manager", false, check_user_manager},
+    {"cgroup2", true, check_cgroup2},           {"backend", true, check_backend},
+    {"controllers", false, check_controllers},
     {"nerved", true, check_nerved},             {"runs folder", true, check_runs_folder},
     {"probe scope", true, check_probe_scope},   {"sealing", false, check_sealing},
 };
@@ -330,7 +358,7 @@ void print_finding(const Check& c, const Finding& f, bool colour) {
 
 int doctor(Context& ctx, const VerbArgs& a) {
   ctx.set_call_timeout_usec(10'000'000);  // a doctor waits 10 s for an answer, not the bus's 25 s
-  Doctor d{ctx, nullptr, std::nullopt, std::nullopt, ""};
+  Doctor d{ctx, nullptr, std::nullopt, std::nullopt, "", std::nullopt, ""};
   json out = json::array();
   int failed = 0;
   bool colour = colour_wanted(stdout);

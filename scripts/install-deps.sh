@@ -28,6 +28,7 @@ packages=(
   python3-jeepney                         # the Python package nerve (python/nerve): its D-Bus library
   dpkg-dev man-db                         # the .deb's Depends (dpkg-shlibdeps); man pages checked by systemd-analyze verify
   parallel snakemake                      # real engines (with make) run through nerve-sh, stopped mid-run (engines_test.cpp)
+  tmux screen gnupg openssh-client xvfb ninja-build  # the escaper zoo (zoo_test.cpp): real daemons reaped with their run
   lintian                                 # the .debs checked as Debian checks packages (tests/install/check-lintian.sh)
   clang libclang-rt-14-dev                # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
   llvm                                    # llvm-symbolizer: the fuzz pass's reports name files and lines

@@ -27,6 +27,7 @@ Lifecycle::Lifecycle(Deps deps, LifecycleOptions options)
       exits_(deps_.cgroups,
              [this](const std::string& run, unsigned attempt) {
                if (reaps_.active_cause(run)) return;  // its reap is under way: that is what emptied run/
+               if (auto s = starting_.find(run); s != starting_.end()) return void(s->second = attempt);
                spdlog::info("run {}: its processes have all ended; reaping it (cause exited)", run);
                reap_in_background(run, "reap after its processes ended", Cause::Exited, attempt);
              }),
@@ -190,6 +191,16 @@ Result<void> Lifecycle::forget(const std::string& run) {
     return Error{error::RecordFailed, "cannot remove run " + quote_value(run) + ": " + removed.error().message};
   spdlog::info("run {}: forgotten", run);
   return {};
+}
+
+void Lifecycle::command_started(const std::string& run, bool started) {
+  auto s = starting_.find(run);
+  if (s == starting_.end()) return;
+  unsigned emptied = s->second;
+  starting_.erase(s);
+  if (!started || emptied == 0 || reaps_.active_cause(run)) return;
+  spdlog::info("run {}: its processes have all ended; reaping it (cause exited)", run);
+  reap_in_background(run, "reap after its processes ended", Cause::Exited, emptied);
 }
 
 }  // namespace nerve

@@ -21,6 +21,7 @@
 #include "run/run_queue.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,13 @@ class Lifecycle {
   void reconcile(std::function<void(std::vector<ReconcileLine>)> done);
   // Told of each running Launch'd run with reap_on_exit that a reconciliation finds (reconcile.h).
   void on_launched_run(std::function<void(const Record&)> fn) { reconciler_.on_launched_run(std::move(fn)); }
+  // A Launch'd command between its release and the news that it exec'd (process_launcher.h): while it
+  // is starting, its run/ emptying is not "its processes have all ended" (a failed exec empties it
+  // too, and must stay a failed start the run may be launched again after). command_started says it
+  // exec'd: a run/ that emptied meanwhile gets its final reap now (cause exited); with 'started'
+  // false it did not, and abandon follows.
+  void command_starting(const std::string& run) { starting_[run] = 0; }
+  void command_started(const std::string& run, bool started);
   // Attempt 'attempt' of a run, whose command never started (launches.h); moot at another attempt.
   // 'done' gets true when the run had become final meanwhile (a Cancel or Reap won the race).
   void abandon(const std::string& run, unsigned attempt, std::function<void(bool final)> done);
@@ -96,6 +104,7 @@ class Lifecycle {
   Reconciler reconciler_;
   RunQueries queries_;
   NestedRuns nested_;
+  std::map<std::string, unsigned> starting_;  // run -> the attempt whose run/ emptied while starting (0: none)
 
   // Final reaps of the children of 'run' (nested_runs.h), all at once; then 'then', told whether
   // there were any. FinalReaps calls it between a run's fence and its stop.

@@ -74,6 +74,7 @@ void ProcessLauncher::on_contained(const std::shared_ptr<Child>& c, Result<Conta
   exit_status_.erase(c->req.contain.run);  // a new attempt runs: the earlier exit status is over (a refused one keeps it)
   std::vector<std::string> run_env = {"NERVE_RUN=" + c->req.contain.run, "NERVE_RUN_ATTEMPT=" + std::to_string(reply->attempt),
                                       "INVOCATION_ID=" + reply->invocation_id};
+  lifecycle_.command_starting(c->req.contain.run);
   if (!release(c->held, run_env)) return;  // it died meanwhile; on_child_exit answers
   c->phase = Phase::Released;
   loop_.watch_fd(c->held.report.get(), EPOLLIN | EPOLLHUP, [this, c](std::uint32_t) { on_report(c); });
@@ -89,6 +90,7 @@ void ProcessLauncher::on_report(const std::shared_ptr<Child>& c) {
   loop_.unwatch_fd(c->held.report.get());
   c->held.report.reset();
   if (!c->report.empty()) return fail_start(c, exec_error(*c));
+  lifecycle_.command_started(c->req.contain.run, true);
   if (!c->reply.pending()) return;
   spdlog::info("run {}: command {} started as pid {}", c->req.contain.run, c->req.spawn.argv[0], c->held.pid);
   c->reply(c->held.pid);
@@ -108,6 +110,7 @@ void ProcessLauncher::fail_start(const std::shared_ptr<Child>& c, const std::str
   // The command never ran: no RunExited, no final reap. The attempt is abandoned (its scope, which
   // held only the child, is cleaned and the record says failed), so the run may be launched again.
   if (c->phase == Phase::StartFailed) return;
+  lifecycle_.command_started(c->req.contain.run, false);
   bool contained = c->phase != Phase::Containing;
   c->phase = Phase::StartFailed;
   spdlog::warn("run {}: the command did not start: {}", c->req.contain.run, why);
@@ -152,6 +155,7 @@ void ProcessLauncher::on_child_exit(const std::shared_ptr<Child>& c) {
     case Phase::Released: break;
   }
   // It exec'd; if it ended before the exec report was read, the launch succeeded all the same.
+  lifecycle_.command_started(c->req.contain.run, true);
   c->reply(c->held.pid);
   const std::string& run = c->req.contain.run;
   exit_status_[run] = sig ? 128 + sig : code;

@@ -67,7 +67,7 @@ void add_options(CLI::App& app, DaemonOptions& o, RawTimes& raw) {
   app.add_option("--backend", o.backend,
                  "what holds a run: systemd (a scope of the user manager), cgroup (a folder of a delegated cgroup2 "
                  "subtree, no user manager needed) or auto (default: systemd when a user manager answers, else cgroup "
-                 "where nerved may take its own cgroup)")
+                 "where nerved may take its own cgroup, else nerved does not start and says which fix applies)")
       ->type_name("KIND")
       ->check(CLI::IsMember({"auto", "systemd", "cgroup"}));
   app.add_option("--cgroup-root", o.cgroup_root,

@@ -80,8 +80,12 @@ printf '%s\n' "$@" >"$d/$n.pid.tmp" && mv "$d/$n.pid.tmp" "$d/$n.pid"
 // Programs that daemonize by themselves, each asked for its pid once it answers.
 std::vector<Member> daemons() {
   std::vector<Member> z;
+  // The pane runs its command with tmux's default-shell, which is $SHELL or else the account's login
+  // shell: /usr/sbin/nologin for the test account, which ends the pane and then the server at once.
+  // So the shell is set, and no tmux.conf is read (-f /dev/null).
   z.push_back({.name = "tmux", .programs = {"tmux"}, .package = "tmux", .script = R"zoo(unset TMUX
-tmux -S @Z@/tmux.sock new-session -d -s zoo '@Z@/mark tmux-pane; exec sleep 300'
+export SHELL=/bin/sh
+tmux -S @Z@/tmux.sock -f /dev/null new-session -d -s zoo '@Z@/mark tmux-pane; exec sleep 300'
 @Z@/mark tmux-server "$(tmux -S @Z@/tmux.sock display-message -p '#{pid}')"
 )zoo",
                .markers = {{"tmux-server", kOwnSession, 1, "tmux"}, {"tmux-pane", kOwnSession}}});

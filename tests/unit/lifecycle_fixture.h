@@ -39,7 +39,7 @@ class LifecycleTest : public ::testing::Test, protected World {
   static constexpr pid_t kPid = 4321;
   static constexpr auto kGrace = std::chrono::seconds(5);
 
-  Lifecycle lifecycle{deps};
+  Lifecycle lifecycle;
   std::map<std::string, UnitState> units;
   std::map<std::string, bool> populated;  // by cgroup
   std::map<std::string, std::uint64_t> cgroup_ids;
@@ -49,7 +49,9 @@ class LifecycleTest : public ::testing::Test, protected World {
   std::optional<std::string> leader_cgroup;
   bool stop_empties = true;
 
-  LifecycleTest() {
+  LifecycleTest() : LifecycleTest(nullptr) {}
+  // With holders, each scope gets a holder and its leaves (run/, hold/), as nerved's scopes do.
+  explicit LifecycleTest(Holders* holders) : lifecycle{with_holders(holders)} {
     using ::testing::Invoke;
     using ::testing::Return;
     ON_CALL(systemd, start_scope).WillByDefault(Invoke([this](const ScopeSpec& spec, auto done) {
@@ -123,6 +125,10 @@ class LifecycleTest : public ::testing::Test, protected World {
   RunState state_on_disk(const std::string& run) const { return test::load(store, run).value().state; }
 
  protected:
+  Deps with_holders(Holders* holders) {
+    deps.holders = holders;
+    return deps;
+  }
   // A stop (StopUnit, or a TERM to all through KillUnit) of a unit that exists; a stop of a unit that
   // is already gone changes nothing and is not an event.
   void stop(const std::string& unit) {

@@ -80,11 +80,8 @@ printf '%s\n' "$@" >"$d/$n.pid.tmp" && mv "$d/$n.pid.tmp" "$d/$n.pid"
 // Programs that daemonize by themselves, each asked for its pid once it answers.
 std::vector<Member> daemons() {
   std::vector<Member> z;
-  // The pane runs its command with tmux's default-shell, which is $SHELL or else the account's login
-  // shell: /usr/sbin/nologin for the test account, which ends the pane and then the server at once.
-  // So the shell is set, and no tmux.conf is read (-f /dev/null).
+  // No tmux.conf is read (-f /dev/null); the pane's shell is $SHELL, which launch() sets.
   z.push_back({.name = "tmux", .programs = {"tmux"}, .package = "tmux", .script = R"zoo(unset TMUX
-export SHELL=/bin/sh
 tmux -S @Z@/tmux.sock -f /dev/null new-session -d -s zoo '@Z@/mark tmux-pane; exec sleep 300'
 @Z@/mark tmux-server "$(tmux -S @Z@/tmux.sock display-message -p '#{pid}')"
 )zoo",
@@ -321,13 +318,16 @@ class TheEscaperZoo : public NervedTest, public ::testing::WithParamInterface<Me
   }
 
   // Launches r1 (kept when its command ends: the run is over when the test reaps it) with the member's
-  // script as its command and a pipe of the test's as its stdout; the command's pid.
+  // script as its command and a pipe of the test's as its stdout; the command's pid. Every member gets
+  // SHELL=/bin/sh, whatever the caller's environment has: a program that starts a shell (tmux's panes)
+  // takes $SHELL, else the account's login shell, /usr/sbin/nologin for the test account, which ends
+  // at once; and CI's environment has no SHELL.
   pid_t launch() {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
     out_ = p[0];
     pid_t command = ctl_background("launch", {"launch", "--keep", "--grace", kShortGraceArg, "r1", "--", "/bin/sh",
-                                              "-c", fill("set -e\ncd @Z@\n" + GetParam().script)},
+                                              "-c", fill("set -e\ncd @Z@\nexport SHELL=/bin/sh\n" + GetParam().script)},
                                    p[1]);
     ::close(p[1]);
     return command;

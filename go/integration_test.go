@@ -49,39 +49,83 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// The seed's case (a Go engine's exec.CommandContext hang): a 200 ms context on
-// `/bin/sh -c '/bin/sleep 20 & wait'` with a bytes.Buffer as Stdout and Stderr. The orphaned sleep
-// holds the pipe, so with os/exec alone Run returns after 20 s (TestReferenceStdlib...). The shell
-// writes the sleep's pid first, so the test knows the escaper started and can see it gone.
-func seedCase(t *testing.T, command func(ctx context.Context, name string, args ...string) *exec.Cmd) (time.Duration, error, int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+// The engine's deadline in the seed's case: its context is done 200 ms into the command.
+const seedDeadline = 200 * time.Millisecond
+
+// deadlineCase is the seed's case (a Go engine's exec.CommandContext hang): a 200 ms deadline on
+// `/bin/sh -c 'PRELUDE /bin/sleep 20 & wait'` with a bytes.Buffer as Stdout and Stderr. The orphaned
+// sleep holds the pipe, so with os/exec alone Wait returns after 20 s
+// (TestReferenceStdlib...). The shell writes the sleep's pid to a FIFO, and the deadline counts from
+// then: a deadline that could pass before the escaper started would test nothing (and on a loaded
+// machine nervectl, nerved and the shell together may take longer than 200 ms to get there).
+// Returns how long Wait took after the context was done, Wait's error and the sleep's pid.
+func deadlineCase(t *testing.T, prelude string, command func(ctx context.Context, name string, args ...string) *exec.Cmd) (time.Duration, error, int) {
+	fifo := filepath.Join(t.TempDir(), "sleep.pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
-	cmd := command(ctx, "/bin/sh", "-c", "/bin/sleep 20 & echo $! > '"+pidFile+"'; wait")
+	cmd := command(ctx, "/bin/sh", "-c", prelude+"/bin/sleep 20 & echo $! > '"+fifo+"'; wait")
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
 	cmd.Stderr = &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	sleeper, early := awaitPid(t, fifo, waited)
+	if sleeper <= 0 {
+		t.Fatalf("the shell never wrote the sleep's pid (the command ended: %v; output %q): the escaper "+
+			"did not start, and the test proves nothing", early, buf.String())
+	}
 
-	start := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(start)
-	t.Logf("Run returned in %v (err=%v); output: %q", elapsed, err, buf.String())
-	return elapsed, err, readPid(t, pidFile)
+	time.Sleep(seedDeadline) // the scenario's deadline, not a synchronisation
+	cancel()
+	done := time.Now()
+	err := <-waited
+	elapsed := time.Since(done)
+	t.Logf("Wait returned %v after the context was done (err=%v); output: %q", elapsed, err, buf.String())
+	return elapsed, err, sleeper
+}
+
+// awaitPid is the pid the command writes to FIFO: it waits for it up to 20 s, or until the command
+// ends (WAITED, whose value it returns then, with pid 0).
+func awaitPid(t *testing.T, fifo string, waited <-chan error) (int, error) {
+	read := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // returns once the shell has written the pid and closed the FIFO
+		read <- b
+	}()
+	unblock := func() { // a writer of our own ends the read, so that no goroutine is left behind
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}
+	select {
+	case b := <-read:
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid, nil
+	case err := <-waited:
+		unblock()
+		return 0, err
+	case <-time.After(20 * time.Second):
+		unblock()
+		return 0, errors.New("still running after 20 s")
+	}
 }
 
 func TestSeed001ContextCancelReapsThePipeHoldingDescendant(t *testing.T) {
-	elapsed, err, sleeper := seedCase(t, func(ctx context.Context, name string, args ...string) *exec.Cmd {
+	elapsed, err, sleeper := deadlineCase(t, "", func(ctx context.Context, name string, args ...string) *exec.Cmd {
 		return nerve.CommandContext(ctx, "seed-001", name, args...)
 	})
 	const bound = 8 * time.Second
 	if elapsed > bound {
-		t.Errorf("Run blocked %v after cancel (bound %v): pipe-holding descendant not reaped", elapsed, bound)
+		t.Errorf("Wait blocked %v after cancel (bound %v): pipe-holding descendant not reaped", elapsed, bound)
 	}
 	if err == nil {
 		t.Errorf("expected non-nil error from the cancelled command")
-	}
-	if sleeper <= 0 {
-		t.Fatalf("the shell never wrote the sleep's pid: the escaper did not start, and the test proves nothing")
 	}
 	if !gone(t, sleeper, time.Second) {
 		t.Errorf("the sleep (pid %d) outlived its run: %s", sleeper, describe(sleeper))
@@ -95,41 +139,31 @@ func TestSeed001ContextCancelReapsThePipeHoldingDescendant(t *testing.T) {
 // The cancel is nerve's SIGKILL of the whole run at once, not a reap with the run's grace (10 s by
 // default) after os/exec killed the supervisor: a pipe holder that ignores SIGTERM goes just as fast.
 func TestCancelKillsAPipeHolderThatIgnoresTermAtOnce(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
-	cmd := nerve.CommandContext(ctx, "ignores-term", "/bin/sh", "-c",
-		"trap '' TERM; /bin/sleep 20 & echo $! > '"+pidFile+"'; wait")
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	start := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(start)
-	t.Logf("Run returned in %v (err=%v)", elapsed, err)
+	elapsed, err, sleeper := deadlineCase(t, "trap '' TERM; ", func(ctx context.Context, name string, args ...string) *exec.Cmd {
+		return nerve.CommandContext(ctx, "ignores-term", name, args...)
+	})
 	if elapsed > 3*time.Second || err == nil {
-		t.Errorf("Run = %v after %v; want an error well within the 10 s grace", err, elapsed)
+		t.Errorf("Wait = %v %v after the context was done; want an error well within the 10 s grace", err, elapsed)
 	}
-	if sleeper := readPid(t, pidFile); sleeper <= 0 || !gone(t, sleeper, time.Second) {
-		t.Errorf("the TERM-ignoring sleep (pid %d) outlived its run", sleeper)
+	if !gone(t, sleeper, time.Second) {
+		t.Errorf("the TERM-ignoring sleep (pid %d) outlived its run: %s", sleeper, describe(sleeper))
 	}
 	if r := reap(t, "ignores-term"); r.Outcome != nerve.OutcomeComplete || r.Cause != "cancelled" {
 		t.Errorf("receipt %+v, want complete, cause cancelled", r)
 	}
 }
 
-// The same case with the standard library's exec.CommandContext, the seed's failure: Run waits
-// for the sleep's whole 20 s (measured here: 20.0 s). It takes 20 s, so it runs only with
-// NERVE_TEST_REFERENCE=1.
+// The same case with the standard library's exec.CommandContext, the seed's failure: Wait waits
+// for the sleep's whole 20 s (measured here: 19.8 s after the deadline). It takes 20 s, so it runs
+// only with NERVE_TEST_REFERENCE=1.
 func TestReferenceStdlibCommandContextBlocksForTheDescendantsLifetime(t *testing.T) {
 	if os.Getenv(envReference) != "1" {
-		t.Skipf("the reference takes 20 s (measured: Run returned after 20.0 s); set %s=1 to run it", envReference)
+		t.Skipf("the reference takes 20 s (measured: Wait returned 19.8 s after the deadline); set %s=1 to run it", envReference)
 	}
-	elapsed, err, sleeper := seedCase(t, exec.CommandContext)
-	if sleeper > 0 {
-		syscall.Kill(sleeper, syscall.SIGKILL) // nothing else would end it
-	}
+	elapsed, err, sleeper := deadlineCase(t, "", exec.CommandContext)
+	syscall.Kill(sleeper, syscall.SIGKILL) // nothing else would end it
 	if elapsed < 8*time.Second || err == nil {
-		t.Errorf("exec.CommandContext returned in %v (err=%v): the seed's failure did not reproduce", elapsed, err)
+		t.Errorf("exec.CommandContext returned %v after the deadline (err=%v): the seed's failure did not reproduce", elapsed, err)
 	}
 }
 
@@ -328,14 +362,17 @@ func TestStartOnADoneContextRunsNothing(t *testing.T) {
 }
 
 // examples/go-engine as a user runs it: a step with a deadline whose background process holds the
-// pipe ends at the deadline, its receipt says cancelled, and nothing is left.
+// pipe ends at the deadline, its receipt says cancelled, and nothing is left. The deadline (3 s) counts
+// from the engine's start, which the test cannot hold back until the step has started; it is many
+// times what nervectl, nerved and the shell take to get there on a loaded machine (about 150 ms).
 func TestTheExampleEngine(t *testing.T) {
+	const deadline = 3 * time.Second
 	engine := os.Getenv(envGoEngine)
 	if engine == "" {
 		t.Fatalf("%s is not set: tests/go/with-nerved.sh names the built examples/go-engine", envGoEngine)
 	}
 	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
-	cmd := exec.Command(engine, "-timeout", "300ms", "example-step", "--", "/bin/sh", "-c",
+	cmd := exec.Command(engine, "-timeout", deadline.String(), "example-step", "--", "/bin/sh", "-c",
 		"/bin/sleep 30 & echo $! > '"+pidFile+"'; echo working; wait")
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(nerve.Nervectl)+":"+os.Getenv("PATH"))
 	var stderr bytes.Buffer
@@ -355,8 +392,12 @@ func TestTheExampleEngine(t *testing.T) {
 	if err := json.Unmarshal(out, &s); err != nil {
 		t.Fatalf("go-engine's summary is not JSON: %v", err)
 	}
+	if len(s.Output) != 1 || s.Output[0] != "working" {
+		t.Fatalf("the step did not say it was working (output %q): it did not start within the %v deadline, "+
+			"and the test proves nothing", s.Output, deadline)
+	}
 	// The supervisor's own status (128 + SIGKILL), or -1 when os/exec's kill of it came first.
-	if elapsed > 8*time.Second || (s.ExitCode != 128+int(syscall.SIGKILL) && s.ExitCode != -1) || len(s.Output) != 1 || s.Output[0] != "working" ||
+	if elapsed > deadline+8*time.Second || (s.ExitCode != 128+int(syscall.SIGKILL) && s.ExitCode != -1) ||
 		s.Receipt.Cause != "cancelled" || s.Receipt.Outcome != nerve.OutcomeComplete {
 		t.Errorf("summary %+v after %v", s, elapsed)
 	}

@@ -47,9 +47,12 @@ finish() {
     "$top/scripts/sanitize.sh" || status=$?
   # A fixed seed: a CI verdict that can be repeated (scripts/fuzz.sh without one explores anew).
   [ "${NERVE_TEST_FUZZ:-1}" = 0 ] || NERVE_FUZZ_SEED=${NERVE_FUZZ_SEED:-20261202} timed "fuzz pass" "$top/scripts/fuzz.sh" || status=$?
+  local f
+  for f in "${failed[@]}"; do echo "test.sh: FAILED in $f"; done
   exit "$status"
 }
 
+failed=()  # "PASS: TEST TEST ..." for each ctest pass that failed, said again at the end
 soak=(-LE soak)
 [ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
 backends=${NERVE_TEST_BACKENDS:-systemd cgroup}
@@ -61,15 +64,23 @@ backend_pass() {
   shift 3
   [[ " $backends " == *" $backend "* ]] || { echo "test.sh: $name skipped (NERVE_TEST_BACKENDS=$backends)"; return 0; }
   [[ -n $user ]] && label=(-L integration)
+  local rc=0
+  rm -f Testing/Temporary/LastTestsFailed.log  # ctest leaves an old one when nothing fails
   NERVE_HARNESS_BACKEND=$backend NERVE_HARNESS_USER=$user timed "$name" \
-    ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "${label[@]}" "$@"
+    ctest --output-on-failure --timeout 600 -j"$jobs" "${soak[@]}" "${label[@]}" "$@" || rc=$?
+  if (( rc != 0 )); then
+    "$top/scripts/failed-tests.sh" "$build"  # why, next to ctest's summary
+    failed+=("$name: $(cut -d: -f2- Testing/Temporary/LastTestsFailed.log 2>/dev/null | paste -sd' ')")
+  fi
+  return "$rc"
 }
 backend_pass "pass 1 (as $(id -un), systemd backend)" systemd "" "$@" || status=$?
 
 test_user=${NERVE_TEST_USER-nerve-test}
+unprivileged=1
 if [[ $(id -u) -ne 0 || -z $test_user ]]; then
-  echo "test.sh: no unprivileged pass (${test_user:+not root}${test_user:-NERVE_TEST_USER is empty})"
-  finish
+  echo "test.sh: no unprivileged passes (${test_user:+not root}${test_user:-NERVE_TEST_USER is empty})"
+  unprivileged=0
 fi
 
 readonly account_marker="nerve test account (scripts/test.sh)"
@@ -116,10 +127,13 @@ check_access() {
   done
 }
 
-trap revoke_access EXIT
-ensure_account
-check_access
-backend_pass "pass 2 (unprivileged '$test_user': integration tests, systemd backend)" systemd "$test_user" "$@" || status=$?
+if (( unprivileged )); then
+  trap revoke_access EXIT
+  ensure_account
+  check_access
+  backend_pass "pass 2 (unprivileged '$test_user': integration tests, systemd backend)" systemd "$test_user" "$@" || status=$?
+fi
 backend_pass "pass 3 (as $(id -un), cgroup backend)" cgroup "" "$@" || status=$?
-backend_pass "pass 4 (unprivileged '$test_user': integration tests, cgroup backend)" cgroup "$test_user" "$@" || status=$?
+(( unprivileged )) &&
+  { backend_pass "pass 4 (unprivileged '$test_user': integration tests, cgroup backend)" cgroup "$test_user" "$@" || status=$?; }
 finish

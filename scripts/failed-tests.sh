@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # failed-tests.sh BUILD_DIR: after a ctest run in BUILD_DIR that failed, says why each failed test
-# (ctest's Testing/Temporary/LastTestsFailed.log) failed, in at most 40 lines taken from its output in
-# Testing/Temporary/LastTest.log: gtest's failures, Go's and Python's, a harness's or a script's
-# errors, with the lines that follow each. scripts/test.sh prints it right after a pass that failed,
-# next to ctest's summary: a reader of a long CI log (or of the part of it that CI keeps) sees the
-# cause there, not only the test's name. Call it only after a ctest run that failed: ctest leaves
-# LastTestsFailed.log as it was when no test fails.
+# (ctest's Testing/Temporary/LastTestsFailed.log) failed: the first 40 lines of its output in
+# Testing/Temporary/LastTest.log that say so (gtest's failures, Go's and Python's, a harness's or a
+# script's errors), each with the 3 lines after it. The first, because a test's own failures come
+# before the logs it prints after them (nerved's, for one). scripts/test.sh prints it right after a
+# pass that failed, next to ctest's summary: a reader of a long CI log (or of the part of it that CI
+# keeps) sees the cause there, not only the test's name. Call it only after a ctest run that failed:
+# ctest leaves LastTestsFailed.log as it was when no test fails.
 set -u
 dir=${1:?usage: failed-tests.sh BUILD_DIR}/Testing/Temporary
 [[ -r $dir/LastTestsFailed.log && -r $dir/LastTest.log ]] || exit 0
@@ -18,5 +19,5 @@ while IFS=: read -r _ name; do
   awk -v t="$name" '
     /^[0-9]+\/[0-9]+ Testing: / { inside = (substr($0, index($0, "Testing: ") + 9) == t) }
     inside' "$dir/LastTest.log" |
-    grep -E -A3 "$why" | grep -v -e '^\[ RUN' -e '^--$' | tail -n 40 | sed 's/^/  | /'
+    grep -E -A3 "$why" | grep -v -e '^\[ RUN' -e '^--$' | head -n 40 | sed 's/^/  | /'
 done < "$dir/LastTestsFailed.log"

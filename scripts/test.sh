@@ -52,7 +52,7 @@ finish() {
   exit "$status"
 }
 
-failed=()  # "PASS: TEST TEST ..." for each ctest pass that failed, said again at the end
+failed=()  # "<the pass's name>: <its failed tests>" for each ctest pass that failed, said again at the end
 soak=(-LE soak)
 [ "${NERVE_TEST_SOAK:-0}" = 1 ] && soak=()
 backends=${NERVE_TEST_BACKENDS:-systemd cgroup}
@@ -134,6 +134,7 @@ if (( unprivileged )); then
   backend_pass "pass 2 (unprivileged '$test_user': integration tests, systemd backend)" systemd "$test_user" "$@" || status=$?
 fi
 backend_pass "pass 3 (as $(id -un), cgroup backend)" cgroup "" "$@" || status=$?
-(( unprivileged )) &&
-  { backend_pass "pass 4 (unprivileged '$test_user': integration tests, cgroup backend)" cgroup "$test_user" "$@" || status=$?; }
+if (( unprivileged )); then
+  backend_pass "pass 4 (unprivileged '$test_user': integration tests, cgroup backend)" cgroup "$test_user" "$@" || status=$?
+fi
 finish

@@ -30,6 +30,8 @@ packages=(
   parallel snakemake                      # real engines (with make) run through nerve-sh, stopped mid-run (engines_test.cpp)
   tmux screen gnupg openssh-client xvfb ninja-build  # the escaper zoo (zoo_test.cpp): real daemons reaped with their run
   lintian                                 # the .debs checked as Debian checks packages (tests/install/check-lintian.sh)
+  faketime                                # clock.AYearAhead.*: the tests again with the wall clock a year ahead
+  ccache                                  # the compiler cache scripts/build.sh, sanitize.sh and fuzz.sh use
   clang libclang-rt-14-dev                # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
   llvm                                    # llvm-symbolizer: the fuzz pass's reports name files and lines
   libasan8 libubsan1                      # the sanitizer pass (scripts/sanitize.sh): gcc's ASan and UBSan runtimes (g++ has them; named for that pass)

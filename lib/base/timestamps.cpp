@@ -7,9 +7,9 @@
 
 namespace nerve {
 
-std::string now_rfc3339() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
+namespace {
+
+std::string format(const struct timespec& ts) {
   struct tm tm {};
   ::gmtime_r(&ts.tv_sec, &tm);
   char buf[40];
@@ -17,6 +17,24 @@ std::string now_rfc3339() {
   char out[64];
   std::snprintf(out, sizeof out, "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
   return out;
+}
+
+}  // namespace
+
+std::string now_rfc3339() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return format(ts);
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point at) {
+  using namespace std::chrono;
+  // Floor to whole seconds, so a time before 1970 keeps a fraction in [0, 1 s) as gmtime_r needs.
+  auto secs = floor<seconds>(at);
+  struct timespec ts {};
+  ts.tv_sec = static_cast<std::time_t>(secs.time_since_epoch().count());
+  ts.tv_nsec = static_cast<long>(duration_cast<nanoseconds>(at - secs).count());
+  return format(ts);
 }
 
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {

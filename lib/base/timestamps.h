@@ -13,6 +13,8 @@ namespace nerve {
 
 // Now, as "2026-11-02T09:20:44.050Z".
 std::string now_rfc3339();
+// AT in the same format (UTC, milliseconds truncated), e.g. a time relative to now.
+std::string rfc3339(std::chrono::system_clock::time_point at);
 // "2026-11-02T09:20:44.050Z" (what now_rfc3339 writes; UTC only; fractions optional) as a time point,
 // or nullopt for anything else.
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);

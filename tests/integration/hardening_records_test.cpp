@@ -159,6 +159,29 @@ TEST_F(HardeningRecords, AFifoNamedLifecycleJsonOrReceiptJsonDoesNotHoldUpTheSta
   expect_serving();
 }
 
+// A reaped run is forgotten keep_finished (7 days by default) after it ended, judged against the
+// clock when nerved starts: the record's age is made relative to now, so the test holds on any date
+// (and under clock.AYearAhead). A receipt-less record ages by its updated_at.
+TEST_F(HardeningRecords, AReapedRecordIsForgottenAtStartupByItsAgeFromNow) {
+  stop_nerved();
+  auto now = std::chrono::system_clock::now();
+  const std::pair<const char*, std::chrono::hours> ages[] = {{"older", std::chrono::hours(24 * 8)},
+                                                             {"younger", std::chrono::hours(24 * 6)}};
+  for (const auto& [run, age] : ages) {
+    Record r = plausible_record(run, boot_id());
+    r.state = RunState::Reaped;
+    r.created_at = r.updated_at = rfc3339(now - age);
+    write_record_text(run, to_json_text(r));
+  }
+  ASSERT_NO_FATAL_FAILURE(start_nerved());
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(runs_ + "/older"); }, milliseconds{10'000}))
+      << "a run reaped 8 days ago is kept:\n" << log();
+  EXPECT_EQ(timed_call("GetRun", "older", 5000ms).error, "org.nerve.Lifecycle1.Error.NoSuchRun");
+  Timed young = timed_call("GetRun", "younger", 5000ms);
+  EXPECT_EQ(young.error, "") << "a run reaped 6 days ago is forgotten: " << young.message;
+  expect_serving();
+}
+
 // Files where a record should be: a device node (here /dev/zero's numbers) is never read.
 TEST_F(HardeningRecords, ADeviceNodeNamedLifecycleJsonIsAnErrorForItsRun) {
   if (::geteuid() != 0) GTEST_SKIP() << "mknod of a device node needs root (CAP_MKNOD); the root pass runs this, the FIFO tests run everywhere";

@@ -7,6 +7,8 @@
 
 #include "nerved_fixture.h"
 
+#include "base/timestamps.h"
+
 #include <fcntl.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/resource.h>
@@ -115,7 +117,10 @@ class Hardening : public NervedTest {
     r.state = RunState::Running;
     r.grace_usec = 1'000'000;
     r.owner.kind = OwnerKind::None;
-    r.created_at = r.updated_at = "2026-11-30T00:00:00.000Z";
+    // Now, never a fixed date: nerved forgets a reaped run keep_finished (7 days) after it ended, so a
+    // record dated once "recent" becomes one nerved prunes at startup as the calendar moves on. A test
+    // that needs an old record makes its age relative to this (see clock.AYearAhead).
+    r.created_at = r.updated_at = now_rfc3339();
     return r;
   }
 

@@ -33,5 +33,18 @@ TEST(Timestamps, AFieldOutOfItsRangeIsNotNormalizedIntoAnotherDay) {
   EXPECT_TRUE(parse_rfc3339("2024-02-29T12:00:00Z").has_value());
 }
 
+// rfc3339(at) writes what parse_rfc3339 reads, so a test can make a record of any age from now.
+TEST(Timestamps, ATimeWrittenReadsBackToTheMillisecond) {
+  using namespace std::chrono;
+  auto t = *parse_rfc3339("2026-11-30T05:51:28.123Z");
+  EXPECT_EQ(rfc3339(t), "2026-11-30T05:51:28.123Z");
+  EXPECT_EQ(rfc3339(t + microseconds(999)), "2026-11-30T05:51:28.123Z") << "truncated, as now_rfc3339";
+  EXPECT_EQ(rfc3339(system_clock::time_point{}), "1970-01-01T00:00:00.000Z");
+  auto now = system_clock::now();
+  auto back = parse_rfc3339(rfc3339(now - hours(24 * 8)));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(floor<milliseconds>(*back), floor<milliseconds>(now - hours(24 * 8)));
+}
+
 }  // namespace
 }  // namespace nerve

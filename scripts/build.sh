@@ -10,7 +10,11 @@ werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
 # ccache, where it is installed, makes rebuilds across several work trees cheap; nothing needs it.
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
+# Ninja, where it is installed, for a new build folder (one configured before keeps its generator):
+# it keeps both cores busy to the end, and its .ninja_log has every compile's time.
+generator=()
+[[ ! -e $build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$top" -B "$build" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} -DNERVE_WERROR="$werror" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build "$build" -j"$(nproc)" "${targets[@]}"

@@ -6,17 +6,27 @@
 # there (NERVE_SANITIZE_FULL=1: all of them): nerved,
 # nervectl, nervectl-full and nerve-held of that build, under the harness's private user managers.
 # Only what those tests run is built (no benchmark, no soak programs). Arguments go to ctest.
-#   NERVE_TEST_JOBS=N   ctest's parallel tests (default 2)
+#   NERVE_TEST_JOBS=N   ctest's parallel tests (default: twice the cores, as scripts/test.sh)
 #   NERVE_BUILD_JOBS=N  parallel compiles (default: every core)
 #   NERVE_SANITIZE_MINUTES=N  the bound of the tests (default 12): ctest stops every test still
 #                       running then and fails it, and fails every test not yet started
+#   NERVE_SANITIZE_STEP=build|test  only that half (default: both): scripts/test.sh builds while its
+#                       ctest passes run, and tests after them
 # scripts/test.sh runs it after its own passes.
 set -euo pipefail
+step=${NERVE_SANITIZE_STEP:-all}
+case $step in
+  all|build|test) ;;
+  *) echo "sanitize.sh: NERVE_SANITIZE_STEP is '$step' (build, test, or unset for both)" >&2; exit 2 ;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${NERVE_ASAN_BUILD_DIR:-$top/build-asan}
 werror=${NERVE_WERROR:-$([ "${CI:-}" = true ] && echo ON || echo OFF)}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Ninja, where it is installed, for a new build folder (scripts/build.sh says why).
+generator=()
+[[ ! -e $build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
 # The integration tests it runs (docs/testing.md says why these): those that drive nerved's own code
 # where memory errors live (records read back, crash and restart, launch and reap, the option and
 # property parses, the reaper, escaped scopes, engines and the supervisor, error paths under EIO, the
@@ -33,14 +43,19 @@ else
   files=$(grep -lE "^TEST(_F|_P)?\(($suites)" "$top"/tests/integration/*_test.cpp | xargs -n1 basename | paste -sd';')
   [ -n "$files" ] || { echo "sanitize.sh: no integration test file holds the chosen suites" >&2; exit 1; }
 fi
-cmake -S "$top" -B "$build" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" \
-  -DNERVE_INTEGRATION_FILES="$files" >/dev/null
-echo "sanitize.sh: integration test files built: ${files:-all}"
-fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
-start=$SECONDS
-# shellcheck disable=SC2086 # one target per word
-cmake --build "$build" -j"${NERVE_BUILD_JOBS:-$(nproc)}" --target nerve_unit_tests nerve_integration_tests nervectl $fuzz_replays
-echo "sanitize.sh: the build took $(( SECONDS - start )) s"
+if [ "$step" != test ]; then
+  cmake -S "$top" -B "$build" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DNERVE_SANITIZE=ON -DNERVE_WERROR="$werror" \
+    -DNERVE_INTEGRATION_FILES="$files" >/dev/null
+  echo "sanitize.sh: integration test files built: ${files:-all}"
+  fuzz_replays=$(sed -n 's/^nerve_fuzz_target(\([a-z_]*\) .*/fuzz_\1/p' "$top/fuzz/CMakeLists.txt")
+  start=$SECONDS
+  # shellcheck disable=SC2086 # one target per word
+  cmake --build "$build" -j"${NERVE_BUILD_JOBS:-$(nproc)}" --target nerve_unit_tests nerve_integration_tests nervectl $fuzz_replays
+  echo "sanitize.sh: the build took $(( SECONDS - start )) s"
+  [ "$step" = build ] && exit 0
+fi
+[ -x "$build/tests/unit/nerve_unit_tests" ] ||
+  { echo "sanitize.sh: $build has no sanitizer build (NERVE_SANITIZE_STEP=build first)" >&2; exit 1; }
 
 # Every program of the build reads these (the harness and the tests pass the environment on; nerve-held,
 # started with an empty environment, has the defaults, leaks detected too). LeakSanitizer works here,
@@ -59,6 +74,7 @@ cd "$build"
 exclude='^harness|^HardeningFds\.OutOfFds|^go\.|^libnerve-abi$|^clock\.'
 # ctest's --stop-time (a time of day) bounds the whole pass, and ends tests as its --timeout does.
 stop=$(date -d "+${NERVE_SANITIZE_MINUTES:-12} min" +%H:%M:%S)
+jobs=${NERVE_TEST_JOBS:-$(( $(nproc) * 2 ))}  # as scripts/test.sh
 start=$SECONDS
 status=0
 # The unit tests' program once, every test in one process: through ctest each of its ~500 tests is a
@@ -67,9 +83,9 @@ status=0
 # corpus replays, the front of nervectl, ...), named in lower case where a gtest suite never is.
 echo "sanitize.sh: tests/unit/nerve_unit_tests, every test in one process"
 ./tests/unit/nerve_unit_tests --gtest_brief=1 || status=$?
-ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"${NERVE_TEST_JOBS:-2}" -L unit -E "$exclude|^[A-Z]" "$@" ||
+ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"$jobs" -L unit -E "$exclude|^[A-Z]" "$@" ||
   status=$?
-ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"${NERVE_TEST_JOBS:-2}" -L integration \
+ctest --output-on-failure --timeout 600 --stop-time "$stop" -j"$jobs" -L integration \
   -R "$integration" -E "$exclude" "$@" || status=$?
 echo "sanitize.sh: the tests took $(( SECONDS - start )) s (bound: ${NERVE_SANITIZE_MINUTES:-12} min)"
 exit "$status"

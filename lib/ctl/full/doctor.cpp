@@ -249,21 +249,37 @@ std::string probe_report(int fd) {
   return read_report(fd);
 }
 
-// Reaps RUN and checks that nothing is left, then forgets it. "" or what went wrong.
-std::string reap_probe(Context& ctx, const std::string& run, pid_t child) {
+// Reaps RUN and checks that nothing is left, then forgets it. "" or what went wrong. CHILD, the probe,
+// is waited for here once the reap ended it (then set to -1: it must not be signalled again).
+std::string reap_probe(Context& ctx, const std::string& run, pid_t& child) {
   ctx.allow_for_reap(kProbeGraceUsec);
   auto [outcome, receipt] = ctx.client().Reap(run, kProbeGraceUsec);
   if (outcome != "complete") return "the reap's outcome is " + outcome + ": " + receipt;
+  // The probe is this process's child: ended by the reap, it keeps its cgroup populated until it is
+  // waited for (the kernel lists no zombie in cgroup.procs, but counts it). So it is waited for
+  // first, within a bound, and then the scope must be empty. A reap is complete once no process of
+  // the run is left; nerved's own holder, killed, may still be ending in the scope then (populated,
+  // with no pids of the run) and is gone a moment later: the scope must be empty within the same
+  // bound, not at the reap's answer (both seen on a loaded machine).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  int st = 0;
+  pid_t waited = 0;
+  while ((waited = ::waitpid(child, &st, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(10'000);
+  if (waited != child) return "the probe process is still alive after the reap";
+  child = -1;
   json s = json::parse(ctx.client().GetRun(run));
+  while (s["live"].value("populated", true) && s["live"].value("pids", json::array()).empty() &&
+         std::chrono::steady_clock::now() < until) {
+    ::usleep(20'000);
+    s = json::parse(ctx.client().GetRun(run));
+  }
   if (s["live"].value("populated", true) || !s["live"].value("pids", json::array()).empty())
     return "after the reap the scope still has processes: " + s["live"].dump();
-  int st = 0;
-  if (::waitpid(child, &st, WNOHANG) != child) return "the probe process is still alive after the reap";
   ctx.client().Forget(run);
   return "";
 }
 
-std::string run_probe(Doctor& d, const std::string& run, pid_t child, int report) {
+std::string run_probe(Doctor& d, const std::string& run, pid_t& child, int report) {
   std::string said = probe_report(report);
   if (said.empty() || said[0] != 'K') return "Contain failed: " + (said.empty() ? "no answer" : said.substr(1));
   std::string cgroup = said.substr(1);
@@ -295,8 +311,10 @@ Finding check_probe_scope(Doctor& d) {
   } catch (const std::exception& e) {
     why = e.what();
   }
-  ::kill(child, SIGKILL);  // whatever happened: the probe ends here
-  ::waitpid(child, nullptr, 0);
+  if (child > 0) {  // whatever happened: the probe ends here, unless the reap ended it and it was waited for
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+  }
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
   if (!why.empty())
     return fail("run " + run + ": " + why,

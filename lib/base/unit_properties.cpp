@@ -17,7 +17,8 @@ Error invalid(std::string_view key, std::string_view value, const std::string& w
                "property " + quote_value(key) + " value " + quote_value(value) + ": " + why};
 }
 
-std::string_view trim(std::string_view s) {
+// S without its leading and trailing spaces.
+std::string_view trim_spaces(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -76,7 +77,7 @@ Result<UnitProperty> cpu_set(std::string_view key, std::string_view value) {
   std::vector<std::uint8_t> mask;
   std::string_view rest = value;
   auto bad = [&] { return invalid(key, value, "expected a list of CPU numbers and ranges, e.g. '0-3,6'"); };
-  if (trim(rest).empty()) return bad();
+  if (trim_spaces(rest).empty()) return bad();
   while (!rest.empty()) {
     std::size_t cut = rest.find_first_of(", ");
     std::string_view item = rest.substr(0, cut);

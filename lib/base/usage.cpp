@@ -26,7 +26,8 @@ std::optional<std::string> read_small(int dir, const char* name) {
   return text;
 }
 
-std::optional<std::uint64_t> number(std::string_view s) {
+// A number as a cgroup file writes it: digits, then a newline or blanks; nullopt for anything else.
+std::optional<std::uint64_t> cgroup_number(std::string_view s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
   std::uint64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -50,7 +51,7 @@ std::optional<std::uint64_t> flat_key(std::string_view text, std::string_view ke
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ' ')
-      return number(line.substr(key.size() + 1));
+      return cgroup_number(line.substr(key.size() + 1));
   }
   return std::nullopt;
 }
@@ -63,7 +64,7 @@ void parse_io_stat(std::string_view text, Usage& out) {
     text = sp == std::string_view::npos ? std::string_view() : text.substr(sp + 1);
     auto eq = word.find('=');
     if (eq == std::string_view::npos) continue;
-    auto v = number(word.substr(eq + 1));
+    auto v = cgroup_number(word.substr(eq + 1));
     if (!v) continue;
     if (word.substr(0, eq) == "rbytes") read += *v;
     if (word.substr(0, eq) == "wbytes") written += *v;
@@ -79,9 +80,9 @@ Usage read_usage(int dir) {
     u.cpu_user_usec = flat_key(*cpu, "user_usec");
     u.cpu_system_usec = flat_key(*cpu, "system_usec");
   }
-  if (auto peak = read_small(dir, "memory.peak")) u.memory_peak_bytes = number(*peak);
+  if (auto peak = read_small(dir, "memory.peak")) u.memory_peak_bytes = cgroup_number(*peak);
   if (auto events = read_small(dir, "memory.events")) u.oom_kills = flat_key(*events, "oom_kill");
-  if (auto peak = read_small(dir, "pids.peak")) u.tasks_peak = number(*peak);
+  if (auto peak = read_small(dir, "pids.peak")) u.tasks_peak = cgroup_number(*peak);
   if (auto io = read_small(dir, "io.stat")) parse_io_stat(*io, u);
   return u;
 }

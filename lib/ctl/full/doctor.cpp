@@ -255,24 +255,18 @@ std::string reap_probe(Context& ctx, const std::string& run, pid_t& child) {
   ctx.allow_for_reap(kProbeGraceUsec);
   auto [outcome, receipt] = ctx.client().Reap(run, kProbeGraceUsec);
   if (outcome != "complete") return "the reap's outcome is " + outcome + ": " + receipt;
-  // The probe is this process's child: ended by the reap, it keeps its cgroup populated until it is
-  // waited for (the kernel lists no zombie in cgroup.procs, but counts it). So it is waited for
-  // first, within a bound, and then the scope must be empty. A reap is complete once no process of
-  // the run is left; nerved's own holder, killed, may still be ending in the scope then (populated,
-  // with no pids of the run) and is gone a moment later: the scope must be empty within the same
-  // bound, not at the reap's answer (both seen on a loaded machine).
+  // The probe, this process's child, keeps its cgroup populated until it is waited for (a zombie is
+  // counted, not listed), and nerved's killed holder may still be ending when the reap answers: both
+  // go within a bound, and only then must the scope be empty (both seen on a loaded machine).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  int st = 0;
   pid_t waited = 0;
-  while ((waited = ::waitpid(child, &st, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(10'000);
+  while ((waited = ::waitpid(child, nullptr, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until) ::usleep(10'000);
   if (waited != child) return "the probe process is still alive after the reap";
   child = -1;
   json s = json::parse(ctx.client().GetRun(run));
   while (s["live"].value("populated", true) && s["live"].value("pids", json::array()).empty() &&
-         std::chrono::steady_clock::now() < until) {
-    ::usleep(20'000);
+         std::chrono::steady_clock::now() < until && ::usleep(20'000) == 0)
     s = json::parse(ctx.client().GetRun(run));
-  }
   if (s["live"].value("populated", true) || !s["live"].value("pids", json::array()).empty())
     return "after the reap the scope still has processes: " + s["live"].dump();
   ctx.client().Forget(run);

@@ -33,7 +33,7 @@ class AsyncConnection:
         loop.add_reader(sock.fileno(), self._readable)
 
     @classmethod
-    async def open(cls, bus="SESSION", auth_timeout=2.0):
+    async def open(cls, bus="SESSION", auth_timeout=proto.CONNECT_TIMEOUT):
         loop = asyncio.get_running_loop()
         addr = get_bus(bus)
         # The authentication is a few lines on a local socket: done off the loop all the same.

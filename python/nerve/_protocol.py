@@ -17,6 +17,10 @@ MANAGER = "org.nerve.Lifecycle1.Manager"
 RUN_IFACE = "org.nerve.Lifecycle1.Run"
 RUN_PATH_PREFIX = "/org/nerve/Lifecycle1/run/"
 PROPERTIES = "org.freedesktop.DBus.Properties"
+# The bound of the bus's authentication when a client connects, in seconds: jeepney's default (1 s)
+# ran out on a loaded machine before dbus-daemon answered; 25 s is sd-bus's bound of a call, which
+# nervectl and libnerve connect under.
+CONNECT_TIMEOUT = 25.0
 
 _manager = DBusAddress(MANAGER_PATH, bus_name=BUS_NAME, interface=MANAGER)
 _dbus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",

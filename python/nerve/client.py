@@ -38,7 +38,7 @@ class Client:
     from the start, so that nothing a run says after its Launch can be missed."""
 
     def __init__(self, bus="SESSION"):
-        self._conn = jthreading.open_dbus_connection(bus=bus, enable_fds=True)
+        self._conn = jthreading.open_dbus_connection(bus=bus, enable_fds=True, auth_timeout=proto.CONNECT_TIMEOUT)
         self._router = jthreading.DBusRouter(self._conn)
         self.book = proto.RunBook()
         self._changed = threading.Condition()

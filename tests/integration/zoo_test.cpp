@@ -380,12 +380,24 @@ class TheEscaperZoo : public NervedTest, public ::testing::WithParamInterface<Me
   }
 
   // Reaps r1 and expects every one of PIDS gone, a complete receipt (killed when IGNORER: a process
-  // that ignores SIGTERM), the run's stdout at its end and nothing of the run left.
+  // that ignores SIGTERM), the run's stdout at its end and nothing of the run left. Every process of
+  // the run is gone when the reap answers; nerved's own holder (nerve-hold, no process of the run),
+  // which it kills last, may still be ending then and must be gone within the event bound (a reap
+  // is complete once only the killed holder is left: seen here on a loaded machine).
   void expect_reaped_with_nothing_left(const Record& rec, const std::set<pid_t>& pids, bool ignorer) {
     std::string before = census(pids);
+    std::set<pid_t> holders;
+    for (pid_t pid : pids)
+      if (comm_of(pid).rfind("nerve-hold", 0) == 0) holders.insert(pid);
     Output reap = ctl({"reap", "--grace", kShortGraceArg, "r1"});
     EXPECT_EQ(reap.exit_code, 0) << reap.out << reap.err;
-    for (pid_t pid : pids) EXPECT_FALSE(alive(pid)) << "left after the reap: " << describe_process(pid);
+    for (pid_t pid : pids) {
+      if (holders.count(pid)) {
+        EXPECT_TRUE(wait_gone(pid, kEventTimeout)) << "the holder is left after the reap: " << describe_process(pid);
+      } else {
+        EXPECT_FALSE(alive(pid)) << "left after the reap: " << describe_process(pid);
+      }
+    }
     Receipt r = receipt("r1");
     EXPECT_EQ(to_string(r.outcome), "complete") << r.error;
     // A Reap of a run whose command has ended is cause exited (docs/records.md, "Receipt: cause and usage").

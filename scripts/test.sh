@@ -83,6 +83,7 @@ finish() {
     timed "waiting for the side builds after the passes" wait "$side_pid" || rc=$?
     side_pid=''
     if (( rc != 0 )); then
+      status=$rc  # counted here, not left to its tests: a tree built before may still hold old binaries
       echo "test.sh: a side build failed (exit $rc); the end of $side_log:"
       tail -n 40 "$side_log" | sed 's/^/  | /'
     fi
